@@ -1,0 +1,29 @@
+"""``python -m flows <slug>|all --root R [--force]``: run one flow in this process (PREFECT_API_URL set)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="python -m flows")
+    p.add_argument("target")
+    p.add_argument("--root", required=True)
+    p.add_argument("--force", action="store_true")
+    args = p.parse_args()
+    from flows.reproduce import reproduce_all, reproduce_paper
+
+    try:
+        if args.target == "all":
+            reproduce_all(force=args.force, root=args.root)
+        else:
+            reproduce_paper(args.target, force=args.force, root=args.root)
+    except Exception as exc:  # the task's own log already holds the details
+        print(f"flow failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""What the flows need from DVC: the stage graph, which stages are stale, and running one stage.
+
+DVC's Python API resolves paths from the current directory, so every call chdirs into the checkout (one DVC
+call at a time per process, guarded by a lock). Stages run as ``dvc repro --single-item <stage>`` subprocesses
+with this interpreter's bin first on PATH, so each task's log is that stage's own output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from icml25.scratch import dvc_env
+
+_CHDIR = threading.Lock()
+
+
+@contextlib.contextmanager
+def inside(root: Path) -> Iterator[None]:
+    with _CHDIR:
+        before = os.getcwd()
+        os.chdir(root)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # DVC's address: "<stage>@<slug>" or "index"
+    stale: bool
+    reasons: tuple[str, ...]
+
+
+def plan(root: Path, names: Callable[[str], bool], force: bool = False) -> list[Step]:
+    """The selected stages in execution order, each marked stale when ``dvc status`` reports it changed or any
+    stage it depends on (directly or not) is stale: one ``dvc status`` for the whole plan."""
+    import networkx as nx
+
+    os.environ.setdefault("DVC_NO_ANALYTICS", "1")
+    from dvc.repo import Repo
+
+    with inside(root):
+        repo = Repo(str(root))
+        try:
+            graph = repo.index.graph  # edges point from a stage to the stages it depends on
+            status = repo.status()
+            by_name = {s.addressing: s for s in graph.nodes}
+            stale = set(status)
+            for name in list(stale):
+                if name in by_name:
+                    stale |= {s.addressing for s in nx.ancestors(graph, by_name[name])}
+            order = [s.addressing for s in reversed(list(nx.topological_sort(graph)))]
+        finally:
+            repo.close()
+    return [Step(n, force or n in stale, tuple(_reasons(status.get(n, [])))) for n in order if names(n)]
+
+
+def _reasons(entries: list) -> list[str]:
+    out = []
+    for e in entries:
+        if isinstance(e, dict):
+            for kind, what in e.items():
+                out.append(f"{kind}: {', '.join(what) if isinstance(what, dict) else what}")
+        else:
+            out.append(str(e))
+    return out
+
+
+class StageFailed(RuntimeError):
+    def __init__(self, name: str, code: int, tail: str):
+        super().__init__(f"{name} failed (dvc exit {code}):\n{tail}")
+        self.name, self.code, self.tail = name, code, tail
+
+
+def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> None:
+    """``dvc repro --single-item name`` (``--force --no-run-cache`` when forced), its output line by line."""
+    cmd = ["dvc", "repro", "--single-item", name]
+    if force:
+        cmd += ["--force", "--no-run-cache"]
+    proc = subprocess.Popen(cmd, cwd=root, env=dvc_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, bufsize=1)
+    tail: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip()
+        if line:
+            emit(line)
+            tail = (tail + [line])[-15:]
+    code = proc.wait()
+    if code != 0:
+        raise StageFailed(name, code, "\n".join(tail))

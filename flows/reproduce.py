@@ -1,0 +1,98 @@
+"""The Prefect flows: ``reproduce_paper`` (one paper) and ``reproduce_all`` (every implemented paper + index).
+
+A paper's flow is built from DVC's own stage graph (:func:`flows.dvcgraph.plan`), one task per DVC stage named
+``<stage>@<slug>``. The flow asks ``dvc status`` once; stale stages and everything downstream of them run
+through ``dvc repro --single-item``; up-to-date stages finish at once as Completed(name="Skipped"). ``force``
+re-runs every stage without the run cache (the nightly re-verification).
+
+DVC owns caching, so tasks use no Prefect cache. DVC does not stop two runs in one checkout from interleaving:
+each flow holds a Prefect global concurrency limit of one slot named after the checkout while it plans and runs.
+The paper's report is published as a Prefect markdown artifact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.concurrency.sync import concurrency
+from prefect.states import Completed
+
+from flows.dvcgraph import Step, plan, repro
+from icml25.params import implemented, load_params
+from icml25.paths import PaperPaths
+from icml25.registry import entry
+
+
+def lock_name(root: Path) -> str:
+    return "dvc-checkout-" + hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:12]
+
+
+@contextmanager
+def checkout_lock(root: Path, timeout_seconds: float | None = None) -> Iterator[None]:
+    """Hold the checkout's one-slot Prefect concurrency limit (created on first use)."""
+    from prefect.client.orchestration import get_client
+
+    name = lock_name(root)
+    with get_client(sync_client=True) as client:
+        client.upsert_global_concurrency_limit_by_name(name, 1)
+    with concurrency(name, occupy=1, timeout_seconds=timeout_seconds, strict=True):
+        yield
+
+
+@task(cache_policy=NO_CACHE, task_run_name="{step.name}", persist_result=False)
+def dvc_stage(step: Step, root: str, force: bool):
+    """One DVC stage. Skipped (Completed, name "Skipped") when up to date, else ``dvc repro -s``."""
+    log = get_run_logger()
+    if not step.stale:
+        return Completed(name="Skipped", message=f"{step.name} is up to date")
+    if step.reasons:
+        log.info("%s is stale: %s", step.name, "; ".join(step.reasons))
+    repro(Path(root), step.name, force, log.info)
+    return step.name
+
+
+def _root(root: str | None) -> Path:
+    return Path(root).resolve() if root else Path.cwd().resolve()
+
+
+def _publish(paths: PaperPaths) -> None:
+    if paths.readme.exists():
+        key = f"{paths.slug.replace('_', '-')}-report"
+        create_markdown_artifact(markdown=paths.readme.read_text(), key=key,
+                                 description=f"reports/{paths.slug}/README.md")
+
+
+@flow(name="reproduce-paper", flow_run_name="{slug}", log_prints=True)
+def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> list[str]:
+    """Reproduce one paper through its DVC stages; returns the stages that ran."""
+    entry(slug)
+    here = _root(root)
+    if slug not in implemented(load_params(here)):
+        raise ValueError(f"paper {slug!r} is not implemented (no papers.{slug} in params.yaml)")
+    ran: list[str] = []
+    with checkout_lock(here):
+        for step in plan(here, lambda n: n.endswith(f"@{slug}"), force):
+            result = dvc_stage.with_options(name=step.name)(step, str(here), force)
+            if step.stale:
+                ran.append(result)
+    _publish(PaperPaths(here, slug))
+    return ran
+
+
+@flow(name="reproduce-all", log_prints=True)
+def reproduce_all(force: bool = False, root: str | None = None) -> dict[str, list[str]]:
+    """Every implemented paper (params.yaml order), then the index reports/README.md."""
+    here = _root(root)
+    ran = {slug: reproduce_paper(slug, force=force, root=str(here)) for slug in implemented(load_params(here))}
+    with checkout_lock(here):
+        for step in plan(here, lambda n: n == "index", force):
+            dvc_stage.with_options(name=step.name)(step, str(here), force)
+            if step.stale:
+                ran["index"] = ["index"]
+    return ran

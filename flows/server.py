@@ -1,0 +1,96 @@
+"""The embedded Prefect server of `make repro` / `icml25 run`.
+
+Prefect's automatic temporary server prints hundreds of lines of ERROR tracebacks when it shuts down, even
+after a successful run; users must never see that. Instead :func:`prefect_server` starts ``prefect server
+start`` in the background (SQLite under a project-local PREFECT_HOME, UI off, analytics off, its output in
+``.prefect/server.log``), waits on ``/api/health``, and stops it by PID (process group) afterwards. The flow
+itself runs in a child process that exits (and flushes its logs and events) while the server is still up.
+
+If PREFECT_API_URL is already set (a long-running `prefect server start` of the user's), it is used as is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from icml25.errors import UserError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prefect_env(home: Path, api_url: str | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "DVC_NO_ANALYTICS": "1",
+        "GX_ANALYTICS_ENABLED": "false",
+    })
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    if api_url:
+        env["PREFECT_API_URL"] = api_url
+    return env
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[str]:
+    """Yield the API URL of a running Prefect server (the user's, or one started here and stopped after)."""
+    if os.environ.get("PREFECT_API_URL"):
+        yield os.environ["PREFECT_API_URL"]
+        return
+    home.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    log = open(home / "server.log", "ab")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port),
+         "--no-ui", "--analytics-off", "--no-services"],
+        env=prefect_env(home), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not _healthy(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = (home / "server.log").read_text(errors="replace")[-2000:]
+                raise UserError(f"the Prefect server did not start (see {home / 'server.log'}):\n{tail}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        _stop(proc)
+        log.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
