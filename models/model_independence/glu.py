@@ -55,11 +55,13 @@ def init_weights(cfg: GLUConfig, generator: torch.Generator) -> dict[str, Tensor
     """PyTorch's default Linear initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)): a Pi-invariant law."""
 
     def uniform(shape: tuple[int, ...], fan_in: int) -> Tensor:
-        bound = fan_in ** -0.5
+        bound = fan_in**-0.5
         return (torch.rand(shape, generator=generator) * 2 - 1) * bound
 
-    w = {"model.embed_in.weight": uniform((cfg.d_model, cfg.d_in), cfg.d_in),
-         "model.embed_in.bias": uniform((cfg.d_model,), cfg.d_in)}
+    w = {
+        "model.embed_in.weight": uniform((cfg.d_model, cfg.d_in), cfg.d_in),
+        "model.embed_in.bias": uniform((cfg.d_model,), cfg.d_in),
+    }
     for layer in range(cfg.n_blocks):
         w[gate_key(layer)] = uniform((cfg.d_hidden, cfg.d_model), cfg.d_model)
         w[up_key(layer)] = uniform((cfg.d_hidden, cfg.d_model), cfg.d_model)
@@ -69,8 +71,9 @@ def init_weights(cfg: GLUConfig, generator: torch.Generator) -> dict[str, Tensor
     return w
 
 
-def forward(weights: dict[str, Tensor], x: Tensor, n_blocks: int,
-            collect: bool = False) -> tuple[Tensor, list[dict[str, Tensor]]]:
+def forward(
+    weights: dict[str, Tensor], x: Tensor, n_blocks: int, collect: bool = False
+) -> tuple[Tensor, list[dict[str, Tensor]]]:
     """Logits for a batch ``x`` (N x d_in) and, if ``collect``, each block's pre-activations.
 
     The collected ``gate`` and ``up`` matrices are G_l r_l and U_l r_l (N x h), the hidden activations that
@@ -115,7 +118,8 @@ class GLUEnsemble(nn.Module):
         inits = [init_weights(cfg, torch.Generator().manual_seed(int(s))) for s in seeds]
         self.names = list(inits[0])
         self.params = nn.ParameterList(
-            [nn.Parameter(torch.stack([w[name] for w in inits])) for name in self.names])
+            [nn.Parameter(torch.stack([w[name] for w in inits])) for name in self.names]
+        )
 
     def weights(self) -> dict[str, Tensor]:
         return dict(zip(self.names, self.params, strict=True))
@@ -127,7 +131,9 @@ class GLUEnsemble(nn.Module):
 
     def member(self, k: int) -> dict[str, Tensor]:
         """Model k's weights as a plain dict of contiguous float32 tensors."""
-        return {name: p[k].detach().clone().contiguous() for name, p in zip(self.names, self.params, strict=True)}
+        return {
+            name: p[k].detach().clone().contiguous() for name, p in zip(self.names, self.params, strict=True)
+        }
 
     def forward(self, x: Tensor) -> Tensor:
         logits, _ = forward(self.weights(), x, self.cfg.n_blocks)

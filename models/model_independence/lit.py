@@ -22,7 +22,9 @@ PIXELS = [f"p{i}" for i in range(64)]
 PIXEL_MAX = 16.0
 
 
-def load_split(prepared: Path, split: str, classes: tuple[int, ...] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def load_split(
+    prepared: Path, split: str, classes: tuple[int, ...] | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Features scaled to [0, 1] and labels of one split of the prepared digits (optionally some classes)."""
     frame = pd.read_csv(prepared / f"{split}.csv")
     if classes is not None:
@@ -43,8 +45,13 @@ class DigitsData(L.LightningDataModule):
         self.train_set = TensorDataset(*load_split(self.prepared, "train", self.classes))
 
     def train_dataloader(self) -> DataLoader:
-        return DataLoader(self.train_set, batch_size=self.batch_size, shuffle=True, drop_last=True,
-                          generator=torch.Generator().manual_seed(self.seed))
+        return DataLoader(
+            self.train_set,
+            batch_size=self.batch_size,
+            shuffle=True,
+            drop_last=True,
+            generator=torch.Generator().manual_seed(self.seed),
+        )
 
 
 class GLULightning(L.LightningModule):

@@ -1,0 +1,338 @@
+"""Properties of the statistics of Zhu et al. (ICML 2025): MATCH, SPEARMAN, FISHER, PERMTEST, phi_U, phi_MATCH.
+
+Each test checks a property the paper relies on (exactness, invariance, power), not just that code runs; the
+stub-killer at the end shows that plausible fakes fail the same validity + power helper the real tests pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats as sps
+
+from icml25.errors import UserError
+from models.model_independence import glu
+from models.model_independence import stats as st
+from models.model_independence.api import digits_inputs
+from models.model_independence.permutations import (
+    output_preserving_transform,
+    random_group_element,
+)
+
+CFG = glu.GLUConfig()  # d_in 64, d 32, h 64, 2 blocks, 10 classes
+L = CFG.n_blocks
+ARCH = glu.ARCHITECTURE
+
+
+def init(seed: int) -> dict[str, torch.Tensor]:
+    return glu.init_weights(CFG, torch.Generator().manual_seed(seed))
+
+
+def perturbed(w: dict[str, torch.Tensor], scale: float, seed: int) -> dict[str, torch.Tensor]:
+    """A stand-in for fine-tuning: w + scale * N(0, 1) * (per-tensor init bound)."""
+    gen = torch.Generator().manual_seed(seed)
+    return {k: v + scale * v.abs().max() * torch.randn(v.shape, generator=gen) for k, v in w.items()}
+
+
+@pytest.fixture(scope="module")
+def x() -> torch.Tensor:
+    return digits_inputs(200)
+
+
+def acts(w: dict[str, torch.Tensor], x: torch.Tensor) -> list[dict[str, torch.Tensor]]:
+    return glu.forward(w, x, L, collect=True)[1]
+
+
+def independent_pairs(n: int) -> list[tuple[dict, dict]]:
+    return [(init(1000 + 2 * i), init(1001 + 2 * i)) for i in range(n)]
+
+
+# ---------------------------------------------------------------------------------------------- SPEARMAN (Alg. 3)
+
+
+def test_spearman_extremes_hit_the_exact_floor_and_one():
+    h = 64
+    r, lp = st.spearman_log10p(np.arange(h), np.arange(h))
+    assert r == 1.0
+    assert lp == pytest.approx(-math.lgamma(h + 1) / math.log(10), abs=1e-12)  # -log10(64!) = -89.1
+    assert math.isfinite(lp)
+    r, lp = st.spearman_log10p(np.arange(h), np.arange(h)[::-1])
+    assert r == -1.0 and lp == 0.0
+
+
+def test_spearman_is_scipys_two_sided_p_halved():
+    rng = np.random.default_rng(0)
+    h = 80
+    for trial in range(6):
+        p1 = rng.permutation(h)
+        p2 = p1.copy()
+        k = 20 + 10 * trial
+        p2[:k] = rng.permutation(p2[:k])  # partially shuffled: positively correlated
+        if trial % 2:
+            p2 = h - 1 - p2  # negatively correlated
+        r, lp = st.spearman_log10p(p1, p2)
+        ref = sps.spearmanr(p1, p2)
+        assert r == pytest.approx(ref.statistic, abs=1e-12)
+        one_sided = ref.pvalue / 2 if r > 0 else 1 - ref.pvalue / 2
+        assert lp == pytest.approx(math.log10(one_sided), rel=1e-9, abs=1e-12)
+
+
+def test_t_tail_is_finite_beyond_float64_and_matches_scipy_where_scipy_is():
+    assert st.t_logsf(1000.0, 62) == pytest.approx(sps.t.logsf(1000.0, 62), rel=1e-10)
+    assert st.t_logsf(100.0, 62) == pytest.approx(
+        st._log_betainc(31.0, 0.5, 62 / (62 + 1e4)) - math.log(2), rel=1e-10
+    )
+    deep = [st.t_logsf(t, 11006) for t in (100.0, 300.0, 1000.0)]  # scipy returns -inf for all three
+    assert all(math.isfinite(v) for v in deep) and deep[0] > deep[1] > deep[2]
+    # a near-perfect matching of a large block: finite, below scipy's underflow, above the exact floor
+    h = 2000
+    pi = np.arange(h)
+    pi[[0, 1]] = pi[[1, 0]]
+    r, lp = st.spearman_log10p(pi, np.arange(h))
+    assert r < 1 and -st.log10_factorial(h) <= lp < -308
+
+
+# ------------------------------------------------------------------------------------------------ FISHER (Alg. 4)
+
+
+def test_fisher_is_uniform_under_uniform_inputs():
+    rng = np.random.default_rng(1)
+    for n_blocks in (1, 3, 8):
+        combined = [10 ** st.fisher_log10p(np.log10(rng.uniform(size=n_blocks))) for _ in range(1000)]
+        assert sps.kstest(combined, "uniform").pvalue > 0.01
+
+
+def test_fisher_single_nan_and_underflow():
+    assert st.fisher_log10p([-3.7]) == pytest.approx(-3.7, abs=1e-10)
+    assert st.fisher_log10p([-2.0, float("nan"), -1.0]) == st.fisher_log10p([-2.0, -1.0])
+    # far below float64: the exact even-df form, P = e^{-X/2} (1 + X/2) for L = 2
+    x = 2 * math.log(10) * 900
+    expected = (-x / 2 + math.log1p(x / 2)) / math.log(10)
+    assert st.fisher_log10p([-400.0, -500.0]) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError):
+        st.fisher_log10p([float("nan")])
+
+
+# ------------------------------------------------------------------------------------------------- MATCH (Alg. 2)
+
+
+def test_match_recovers_a_planted_permutation_under_noise_and_scaling():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((50, 30))
+    sigma = rng.permutation(50)  # row j of b is row sigma[j] of a
+    scale = np.exp(rng.standard_normal(50))[:, None]
+    b = a[sigma] * scale + 0.05 * rng.standard_normal((50, 30))
+    expected = np.argsort(sigma)  # row i of a sits at row argsort(sigma)[i] of b
+    np.testing.assert_array_equal(st.match(a, b), expected)
+    np.testing.assert_array_equal(st.match(torch.tensor(a, dtype=torch.bfloat16), torch.tensor(b)), expected)
+    flipped = b * rng.choice([-1.0, 1.0], size=(50, 1))
+    np.testing.assert_array_equal(st.match(a, flipped, absolute=True), expected)
+    assert not np.array_equal(st.match(a, flipped), expected)  # signed cosine is not sign-invariant
+    a[3] = 0.0  # a zero row: cosine 0, no NaN
+    assert sorted(st.match(a, b)) == list(range(50))
+
+
+# --------------------------------------------------------------------------- the group Pi and the transformations
+
+
+def test_random_group_element_and_adversarial_transform_preserve_the_function(x):
+    w = init(0)
+    ref, _ = glu.forward(w, x, L)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        wp = random_group_element(w, ARCH, L, rng)
+        assert any(not torch.equal(wp[k], w[k]) for k in w)
+        assert float((glu.forward(wp, x, L)[0] - ref).norm() / ref.norm()) < 1e-5
+    wt = output_preserving_transform(w, L, seed=4)
+    assert not torch.allclose(
+        wt[glu.up_key(0)].abs().sum(1).sort().values, w[glu.up_key(0)].abs().sum(1).sort().values
+    )  # rows really rescaled
+    out = glu.forward(wt, x, L)[0]
+    assert float((out - ref).norm() / ref.norm()) < 1e-5
+
+
+def test_a_tensor_without_a_rule_raises():
+    w = init(0)
+    w["model.extra.weight"] = torch.zeros(3, 3)
+    with pytest.raises(UserError, match="model.extra.weight"):
+        random_group_element(w, ARCH, L, np.random.default_rng(0))
+    with pytest.raises(UserError, match="block 5"):
+        random_group_element({glu.up_key(5): torch.zeros(4, 4)}, ARCH, L, np.random.default_rng(0))
+
+
+# ------------------------------------------------------------------------------------ phi_U, phi_MATCH (Eq. 2, 3)
+
+
+def test_phi_u_detects_a_perturbed_copy():
+    w = init(0)
+    res = st.phi_u(w, perturbed(w, 0.05, seed=1), L)
+    assert res.stat == "u" and len(res.per_block) == L
+    assert res.log10p < -10
+
+
+def test_phi_match_invariance_and_the_constrained_test_is_fooled(x):
+    w1, w2 = init(0), init(1)  # an independent pair
+    base = st.phi_match(acts(w1, x), acts(w2, x))
+    assert base.log10p > -3
+    for seed in (5, 6):  # transforming model 1: identical per-block p-values
+        moved = st.phi_match(acts(output_preserving_transform(w1, L, seed=seed), x), acts(w2, x))
+        np.testing.assert_allclose(moved.per_block, base.per_block, rtol=0, atol=1e-12)
+    # a dependent pair: transforms of either model leave phi_MATCH at its (exact) value
+    ft = perturbed(w1, 0.02, seed=7)
+    dep = st.phi_match(acts(w1, x), acts(ft, x))
+    assert dep.log10p < -10
+    for s1, s2 in ((8, None), (None, 9), (10, 11)):
+        a = output_preserving_transform(w1, L, seed=s1) if s1 is not None else w1
+        b = output_preserving_transform(ft, L, seed=s2) if s2 is not None else ft
+        assert st.phi_match(acts(a, x), acts(b, x)).log10p == pytest.approx(dep.log10p, abs=1e-9)
+    # the paper's prediction: a function-identical permuted copy fools phi_U but not phi_MATCH
+    wt = output_preserving_transform(w1, L, seed=12)
+    assert st.phi_match(acts(w1, x), acts(wt, x)).log10p < -10
+    assert st.phi_u(w1, wt, L).log10p > -3
+
+
+def test_phi_match_with_unequal_widths_is_valid_and_detects_a_pruned_copy(x):
+    """h_1 != h_2: a copy keeping 48 of 64 hidden units is detected; independent 64- vs 96-unit models are not
+    (Spearman over zero-padded rows would be: the padding is matched identically for gate and up)."""
+    wide = glu.GLUConfig(d_hidden=96)
+    ps = []
+    for i in range(20):
+        w1, w2 = init(2000 + i), glu.init_weights(wide, torch.Generator().manual_seed(3000 + i))
+        ps.append(10 ** st.phi_match(acts(w1, x), acts(w2, x)).log10p)
+    assert sps.kstest(ps, "uniform").pvalue > 0.01 and min(ps) > 1e-3, np.round(ps, 4)
+    w = init(0)
+    keep = torch.from_numpy(np.random.default_rng(0).permutation(64)[:48])
+    pruned = dict(w)
+    for layer in range(L):
+        pruned[glu.gate_key(layer)] = w[glu.gate_key(layer)][keep]
+        pruned[glu.up_key(layer)] = w[glu.up_key(layer)][keep]
+        pruned[glu.down_key(layer)] = w[glu.down_key(layer)][:, keep]
+    res = st.phi_match(acts(w, x), acts(pruned, x))
+    assert res.per_block == pytest.approx([-st.log10_factorial(48)] * L)
+    assert st.phi_match(acts(pruned, x), acts(w, x)) == res
+    with pytest.raises(ValueError, match="equal widths"):
+        st.phi_u(w, pruned, L)
+
+
+# ------------------------------------------------------------------------------------------------ PERMTEST (Alg. 1)
+
+
+def support_index(log10p: float, T: int) -> int:
+    """k such that p = k/(T+1), asserting p lies on PERMTEST's support."""
+    k = 10**log10p * (T + 1)
+    assert abs(k - round(k)) < 1e-9, k
+    assert 1 <= round(k) <= T + 1
+    return round(k)
+
+
+def test_permtest_support_identity_and_determinism():
+    for T, (w1, w2) in zip((3, 4, 7, 9), independent_pairs(4), strict=True):
+        support_index(st.permtest_l2(w1, w2, ARCH, L, T=T, seed=T).log10p, T)
+    w = init(0)
+    assert st.permtest_l2(w, w, ARCH, L, T=19, seed=0).log10p == pytest.approx(math.log10(1 / 20))
+    w1, w2 = independent_pairs(1)[0]
+    assert st.permtest_l2(w1, w2, ARCH, L, T=19, seed=3) == st.permtest_l2(w1, w2, ARCH, L, T=19, seed=3)
+
+
+def test_permtest_is_uniform_on_its_support_under_h0():
+    T = 19
+    ks = [
+        support_index(st.permtest_l2(w1, w2, ARCH, L, T=T, seed=i).log10p, T)
+        for i, (w1, w2) in enumerate(independent_pairs(60))
+    ]
+    counts = np.bincount((np.array(ks) - 1) // 5, minlength=4)  # 4 bins of 5 support points: 15 expected each
+    assert sps.chisquare(counts).pvalue > 1e-3, counts
+    assert 0.35 < np.mean(ks) / (T + 1) < 0.70  # E p = (T + 2) / (2 (T + 1)) = 0.525
+
+
+def test_permtest_randomises_ties():
+    T = 9
+    w = init(0)
+    ks = [
+        support_index(st.permtest(w, w, lambda a, b: 0.0, ARCH, L, T=T, seed=s).log10p, T) for s in range(300)
+    ]
+    counts = np.bincount(np.array(ks) - 1, minlength=T + 1)
+    assert counts.min() > 0 and sps.chisquare(counts).pvalue > 1e-3, counts
+
+
+def test_permtest_l2_is_fooled_by_a_permuted_copy():
+    """The l2 PERMTEST compares aligned coordinates: a function-identical permuted copy looks independent."""
+    w = init(0)
+    smallest = math.log10(1 / 20)
+    assert st.permtest_l2(w, perturbed(w, 0.02, seed=1), ARCH, L, T=19).log10p == pytest.approx(smallest)
+    permuted = output_preserving_transform(w, L, seed=2)
+    assert st.permtest_l2(w, permuted, ARCH, L, T=19).log10p > smallest
+
+
+# ------------------------------------------------------------------------------------------------- stub killer
+
+
+def assert_valid_and_powerful(test_fn, n_null: int = 20, power_threshold: float = -10.0) -> None:
+    """What a dependence test must do, phrased once: power (a perturbed copy is detected at log10 p below
+    ``power_threshold``) and validity (over ``n_null`` independently seeded pairs the p-values are consistent
+    with Unif(0, 1): KS p > 0.01 and none below 1e-3)."""
+    for seed in (0, 1):
+        w = init(seed)
+        assert test_fn(w, perturbed(w, 0.05, seed=seed + 10)) < power_threshold, (
+            "no power on a dependent pair"
+        )
+    ps = np.array([10 ** test_fn(w1, w2) for w1, w2 in independent_pairs(n_null)])
+    assert sps.kstest(ps, "uniform").pvalue > 0.01, f"not uniform under H0: {np.round(ps, 3)}"
+    assert ps.min() > 1e-3, f"a false positive under H0: {ps.min()}"
+
+
+def test_real_statistics_pass_the_helper(x):
+    assert_valid_and_powerful(lambda a, b: st.phi_u(a, b, L).log10p)
+    assert_valid_and_powerful(lambda a, b: st.phi_match(acts(a, x), acts(b, x)).log10p)
+
+
+def test_stubs_fail_the_helper():
+    rng = np.random.default_rng(0)
+
+    def random_p(a, b):
+        return math.log10(rng.uniform())
+
+    def cosine_threshold(a, b):  # "similar up weights => dependent": no calibrated p-value
+        cos = [
+            float(torch.nn.functional.cosine_similarity(a[glu.up_key(i)], b[glu.up_key(i)]).mean())
+            for i in range(L)
+        ]
+        return -20.0 if min(cos) > 0.5 else 0.0
+
+    with pytest.raises(AssertionError, match="no power"):
+        assert_valid_and_powerful(random_p)
+    with pytest.raises(AssertionError, match="not uniform"):
+        assert_valid_and_powerful(cosine_threshold)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The official code's behaviour, kept as switches (params: evaluate.match_metric, evaluate.spearman_sides)
+
+
+def test_two_sided_switch_is_scipys_spearmanr():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        a, b = rng.permutation(40), rng.permutation(40)
+        r, log10p = st.spearman_log10p(a, b, sides="two")
+        res = sps.spearmanr(a, b)
+        assert r == pytest.approx(res.statistic)
+        assert 10**log10p == pytest.approx(res.pvalue, rel=1e-6)
+    with pytest.raises(ValueError, match="unknown sides 'three'"):
+        st.spearman_log10p(a, b, sides="three")
+
+
+def test_sqeuclidean_switch_matches_but_is_not_scale_invariant():
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(1, 12)) + 0.2 * rng.normal(size=(30, 12))  # similar rows: scale dominates distance
+    perm = rng.permutation(30)
+    assert np.array_equal(
+        st.match(a, a[perm] + 0.001 * rng.normal(size=a.shape), metric="sqeuclidean"), np.argsort(perm)
+    )
+    scales = np.exp(2 * rng.normal(size=(30, 1)))
+    assert np.array_equal(st.match(a, (a * scales)[perm]), np.argsort(perm))  # cosine: invariant
+    assert not np.array_equal(st.match(a, (a * scales)[perm], metric="sqeuclidean"), np.argsort(perm))
+    with pytest.raises(ValueError, match="unknown MATCH metric"):
+        st.match(a, a, metric="manhattan")

@@ -1,0 +1,226 @@
+"""The independence test as a tool: checkpoints on disk (tiny Llama models built with transformers and this
+project's GLU format), ``independence_test``, the ``icml25 model_independence test`` command, and its errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.errors import UserError
+from models.model_independence import glu
+from models.model_independence.api import independence_test
+from models.model_independence.checkpoints import check_compatible, load_checkpoint, save_checkpoint
+from models.model_independence.cli import main
+from models.model_independence.permutations import output_preserving_transform, random_group_element
+
+T = 19
+
+
+@pytest.fixture(scope="module", autouse=True)
+def offline():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRANSFORMERS_OFFLINE", "1")
+        yield
+
+
+def llama_config(intermediate_size: int = 64):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        hidden_size=32,
+        intermediate_size=intermediate_size,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        vocab_size=128,
+    )
+
+
+def new_llama(seed: int, intermediate_size: int = 64):
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(llama_config(intermediate_size))
+
+
+@pytest.fixture(scope="module")
+def folders(offline, tmp_path_factory) -> dict[str, Path]:
+    """A: a tiny Llama; B: A fine-tuned (20 Adam steps, lr 1e-3, causal LM loss on random tokens); C: an
+    independently seeded Llama; W: a Llama with a wider MLP; G: a tiny GPT-2; g0, g1: independent icml25-glu
+    models; g0t: g0 after an output-preserving permutation and rescaling."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    root = tmp_path_factory.mktemp("model_independence")
+    out = {name: root / name for name in ("A", "B", "C", "W", "G", "g0", "g1", "g0t")}
+    model = new_llama(0)
+    model.save_pretrained(out["A"], safe_serialization=True)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(20):
+        ids = torch.randint(0, 128, (8, 16), generator=gen)
+        loss = model(input_ids=ids, labels=ids).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.save_pretrained(out["B"], safe_serialization=True)
+    new_llama(1).save_pretrained(out["C"], safe_serialization=True)
+    new_llama(2, intermediate_size=96).save_pretrained(out["W"], safe_serialization=True)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(
+        GPT2Config(
+            n_embd=32, n_layer=2, n_head=4, vocab_size=128, n_positions=64, bos_token_id=0, eos_token_id=0
+        )
+    ).save_pretrained(out["G"], safe_serialization=True)
+    cfg = glu.GLUConfig()
+    w0 = glu.init_weights(cfg, torch.Generator().manual_seed(0))
+    save_checkpoint(out["g0"], cfg.to_json(), w0)
+    save_checkpoint(out["g1"], cfg.to_json(), glu.init_weights(cfg, torch.Generator().manual_seed(1)))
+    save_checkpoint(out["g0t"], cfg.to_json(), output_preserving_transform(w0, cfg.n_blocks, seed=3))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ Llama checkpoints
+
+
+def test_llama_fine_tune_is_dependent_and_an_independent_seed_is_not(folders):
+    a, b, c = (load_checkpoint(folders[k]) for k in "ABC")
+    assert (a.arch, a.n_blocks, a.d_model, a.d_hidden) == ("llama", 2, 32, 64)
+    assert independence_test(a, b, stat="u").log10p < -5
+    assert independence_test(a, b, stat="l2", permutations=T).log10p == pytest.approx(math.log10(1 / (T + 1)))
+    assert independence_test(a, c, stat="u").log10p > -3
+    assert independence_test(a, c, stat="l2", permutations=T).log10p > -3
+
+
+def test_llama_activation_statistics_through_hooks(folders):
+    assert independence_test(folders["A"], folders["B"], stat="h", n_inputs=8).log10p < -5
+    assert independence_test(folders["A"], folders["B"], stat="match", n_inputs=8).log10p < -5
+    assert independence_test(folders["A"], folders["C"], stat="match", n_inputs=8).log10p > -3
+
+
+def test_the_llama_group_element_preserves_the_model_function(folders):
+    """Table 3's rules for Llama (embedding columns, q/k/v columns, o rows, norms, MLP) are output-preserving."""
+    from transformers import LlamaForCausalLM
+
+    ckpt = load_checkpoint(folders["A"])
+    moved = random_group_element(ckpt.weights, "llama", ckpt.n_blocks, np.random.default_rng(0))
+    assert not torch.equal(moved[glu.up_key(0)], ckpt.weights[glu.up_key(0)])
+    model = LlamaForCausalLM(llama_config()).eval()
+    ids = torch.randint(0, 128, (2, 12), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        model.load_state_dict(ckpt.weights)
+        ref = model(input_ids=ids).logits
+        model.load_state_dict(moved)
+        out = model(input_ids=ids).logits
+    assert float((out - ref).norm() / ref.norm()) < 1e-5
+
+
+# ------------------------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_prints_blocks_fisher_and_verdict(folders, capsys):
+    assert main(["test", str(folders["A"]), str(folders["B"]), "--stat", "u"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("block 0: log10 p = ") for line in lines)
+    assert any(line.startswith("block 1: log10 p = ") for line in lines)
+    assert any(line.startswith("Fisher over 2 blocks: p = ") for line in lines)
+    assert lines[-1] == "dependent at alpha=0.0001"
+
+    assert main(["test", str(folders["A"]), str(folders["C"]), "--stat", "l2", "--permutations", "9"]) == 0
+    out = capsys.readouterr().out
+    assert "PERMTEST with T=9" in out and "no evidence of dependence" in out
+
+
+def test_cli_json(folders, capsys):
+    assert main(["test", str(folders["A"]), str(folders["B"]), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["stat"] == "u" and len(data["per_block"]) == 2
+    # Fisher of two tiny p-values: close to their product
+    assert data["log10p"] == pytest.approx(sum(data["per_block"]), abs=5)
+    assert data["log10p"] < -5
+
+
+# -------------------------------------------------------------------------------------- this project's format
+
+
+def test_glu_checkpoint_round_trip_and_phi_match(folders, tmp_path):
+    cfg = glu.GLUConfig()
+    w = glu.init_weights(cfg, torch.Generator().manual_seed(0))
+    ckpt = load_checkpoint(folders["g0"])
+    assert (ckpt.arch, ckpt.n_blocks, ckpt.d_model, ckpt.d_hidden) == ("icml25-glu", 2, 32, 64)
+    assert ckpt.config == cfg.to_json()
+    assert set(ckpt.weights) == set(w) and all(torch.equal(ckpt.weights[k], w[k]) for k in w)
+    # overwriting is atomic and leaves no temporary folders behind
+    target = tmp_path / "ckpt"
+    save_checkpoint(target, cfg.to_json(), w)
+    save_checkpoint(target, cfg.to_json(), {k: v.bfloat16() for k, v in w.items()})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+    again = load_checkpoint(target)
+    assert all(t.dtype == torch.float32 for t in again.weights.values())
+    # phi_MATCH sees through the output-preserving transformation; an independent model stays unremarkable
+    assert independence_test(folders["g0"], folders["g0t"], stat="match").log10p < -10
+    assert independence_test(ckpt, load_checkpoint(folders["g1"]), stat="match").log10p > -3
+    assert independence_test(folders["g0"], folders["g0t"], stat="u").log10p > -3  # phi_U is fooled
+
+
+def test_sharded_llama_folder(folders, tmp_path):
+    from safetensors.torch import save_file
+
+    weights = load_checkpoint(folders["A"]).weights
+    names = sorted(weights)
+    shards = {"model-00001-of-00002.safetensors": names[::2], "model-00002-of-00002.safetensors": names[1::2]}
+    for fname, keys in shards.items():
+        save_file({k: weights[k] for k in keys}, str(tmp_path / fname))
+    index = {"weight_map": {k: fname for fname, keys in shards.items() for k in keys}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    (tmp_path / "config.json").write_text((folders["A"] / "config.json").read_text())
+    sharded = load_checkpoint(tmp_path)
+    assert sharded.arch == "llama" and all(torch.equal(sharded.weights[k], weights[k]) for k in names)
+
+
+# ------------------------------------------------------------------------------------------------- bad inputs
+
+
+def test_bad_inputs_raise_user_errors_naming_the_problem(folders, tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(UserError, match="nowhere: no such checkpoint folder"):
+        load_checkpoint(missing)
+    no_weights = tmp_path / "config_only"
+    no_weights.mkdir()
+    (no_weights / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    with pytest.raises(UserError, match=r"config_only: no weights"):
+        load_checkpoint(no_weights)
+    no_config = tmp_path / "weights_only"
+    no_config.mkdir()
+    with pytest.raises(UserError, match=r"weights_only: no config.json"):
+        load_checkpoint(no_config)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    with pytest.raises(UserError, match=r"broken/config.json: unreadable JSON"):
+        load_checkpoint(broken)
+    with pytest.raises(UserError, match=r"G is not a GLU model: no model\.layers\.N\.mlp"):
+        load_checkpoint(folders["G"])
+    bad_shape = tmp_path / "bad_shape"
+    save_checkpoint(
+        bad_shape,
+        {**glu.GLUConfig().to_json(), "d_hidden": 65},
+        glu.init_weights(glu.GLUConfig(), torch.Generator().manual_seed(0)),
+    )
+    with pytest.raises(UserError, match=r"bad_shape: inconsistent shapes"):
+        load_checkpoint(bad_shape)
+
+    with pytest.raises(UserError, match=r"different architectures") as err:
+        independence_test(folders["A"], folders["g0"], stat="u")
+    assert "llama, 2 blocks, d_model=32" in str(err.value) and "icml25-glu, 2 blocks" in str(err.value)
+    with pytest.raises(UserError, match=r"d_hidden=64\).*d_hidden=96\).*different widths"):
+        check_compatible(load_checkpoint(folders["A"]), load_checkpoint(folders["W"]), "u")
+    with pytest.raises(UserError, match="'xyz'"):
+        main(["test", str(folders["A"]), str(folders["B"]), "--stat", "xyz"])
+    with pytest.raises(UserError, match="nowhere"):
+        main(["test", str(missing), str(folders["B"])])
