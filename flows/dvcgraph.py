@@ -84,8 +84,9 @@ def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> No
     cmd = ["dvc", "repro", "--single-item", name]
     if force:
         cmd += ["--force", "--no-run-cache"]
-    proc = subprocess.Popen(cmd, cwd=root, env=dvc_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, bufsize=1)
+    proc = subprocess.Popen(
+        cmd, cwd=root, env=dvc_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
     tail: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:

@@ -64,8 +64,9 @@ def _root(root: str | None) -> Path:
 def _publish(paths: PaperPaths) -> None:
     if paths.readme.exists():
         key = f"{paths.slug.replace('_', '-')}-report"
-        create_markdown_artifact(markdown=paths.readme.read_text(), key=key,
-                                 description=f"reports/{paths.slug}/README.md")
+        create_markdown_artifact(
+            markdown=paths.readme.read_text(), key=key, description=f"reports/{paths.slug}/README.md"
+        )
 
 
 @flow(name="reproduce-paper", flow_run_name="{slug}", log_prints=True)
@@ -89,7 +90,9 @@ def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> 
 def reproduce_all(force: bool = False, root: str | None = None) -> dict[str, list[str]]:
     """Every implemented paper (params.yaml order), then the index reports/README.md."""
     here = _root(root)
-    ran = {slug: reproduce_paper(slug, force=force, root=str(here)) for slug in implemented(load_params(here))}
+    ran = {
+        slug: reproduce_paper(slug, force=force, root=str(here)) for slug in implemented(load_params(here))
+    }
     with checkout_lock(here):
         for step in plan(here, lambda n: n == "index", force):
             dvc_stage.with_options(name=step.name)(step, str(here), force)

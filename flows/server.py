@@ -33,14 +33,16 @@ def free_port() -> int:
 
 def prefect_env(home: Path, api_url: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({
-        "PREFECT_HOME": str(home),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_UI_ENABLED": "false",
-        "DO_NOT_TRACK": "1",
-        "DVC_NO_ANALYTICS": "1",
-        "GX_ANALYTICS_ENABLED": "false",
-    })
+    env.update(
+        {
+            "PREFECT_HOME": str(home),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_UI_ENABLED": "false",
+            "DO_NOT_TRACK": "1",
+            "DVC_NO_ANALYTICS": "1",
+            "GX_ANALYTICS_ENABLED": "false",
+        }
+    )
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     if api_url:
         env["PREFECT_API_URL"] = api_url
@@ -66,10 +68,26 @@ def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}/api"
     log = open(home / "server.log", "ab")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port),
-         "--no-ui", "--analytics-off", "--no-services"],
-        env=prefect_env(home), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "prefect",
+            "server",
+            "start",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-ui",
+            "--analytics-off",
+            "--no-services",
+        ],
+        env=prefect_env(home),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + timeout
         while not _healthy(url):

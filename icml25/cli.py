@@ -86,19 +86,28 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from .scratch import apply_profile
 
     path = apply_profile(find_root(), args.name)
-    print(f"wrote {path} from profile {args.name!r}; `dvc repro` now runs it (git checkout params.yaml undoes it)")
+    print(
+        f"wrote {path} from profile {args.name!r}; `dvc repro` now runs it (git checkout params.yaml undoes it)"
+    )
     return 0
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="icml25", description="CPU-scale reproductions of 19 ICML 2025 papers.",
-                                epilog="paper tools: " + ", ".join(f"icml25 {s} --help" for s in TOOLS))
+    p = argparse.ArgumentParser(
+        prog="icml25",
+        description="CPU-scale reproductions of 19 ICML 2025 papers.",
+        epilog="paper tools: " + ", ".join(f"icml25 {s} --help" for s in TOOLS),
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="the papers, their status and claims held").set_defaults(fn=cmd_list)
     r = sub.add_parser("run", help="reproduce a paper (or all) through Prefect and DVC")
     r.add_argument("target", help="a paper slug or 'all'")
-    r.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"],
-                   help="quick (default) runs in this checkout; smoke and paper run in runs/<profile>/")
+    r.add_argument(
+        "--profile",
+        default="quick",
+        choices=["smoke", "quick", "paper"],
+        help="quick (default) runs in this checkout; smoke and paper run in runs/<profile>/",
+    )
     r.add_argument("--force", action="store_true", help="re-run every stage (no DVC run cache)")
     r.set_defaults(fn=cmd_run)
     sub.add_parser("check", help="check params.yaml against every paper's schema").set_defaults(fn=cmd_check)

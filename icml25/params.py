@@ -114,8 +114,12 @@ def _check_value(path: str, value: Any, tp: Any, meta: typing.Mapping[str, Any])
         ok = isinstance(value, tp)
     if not ok:
         raise UserError(f"{path}: must be {_type_name(tp)}, got {type(value).__name__} {value!r}")
-    for key, test, word in (("ge", lambda v, b: v >= b, ">="), ("gt", lambda v, b: v > b, ">"),
-                            ("le", lambda v, b: v <= b, "<="), ("lt", lambda v, b: v < b, "<")):
+    for key, test, word in (
+        ("ge", lambda v, b: v >= b, ">="),
+        ("gt", lambda v, b: v > b, ">"),
+        ("le", lambda v, b: v <= b, "<="),
+        ("lt", lambda v, b: v < b, "<"),
+    ):
         if key in meta and not test(value, meta[key]):
             raise UserError(f"{path}: must be {word} {meta[key]}, got {value!r}")
     if "choices" in meta and value not in meta["choices"]:
@@ -157,7 +161,9 @@ def check_paper(params: dict[str, Any], slug: str, schema: dict[str, type]) -> N
             raise UserError(f"{prefix}.{key}: unknown key (known keys: seed, {', '.join(STAGES)})")
     for name in STAGES:
         if name not in section:
-            raise UserError(f"{prefix}.{name}: missing (every implemented paper has all five sections; use {{}})")
+            raise UserError(
+                f"{prefix}.{name}: missing (every implemented paper has all five sections; use {{}})"
+            )
         check_section(f"{prefix}.{name}", section[name], schema.get(name, _Empty))
     _check_value(f"{prefix}.seed", section.get("seed"), int, {"ge": 0})
     if params.get("profile") not in PROFILES:

@@ -27,36 +27,91 @@ class Entry:
 
 
 CATALOGUE: tuple[Entry, ...] = (
-    Entry(1, "ghost", "GHOST: one-shot federated graph learning with proxy models", "Qian et al.", "JiaruQian/GHOST"),
-    Entry(2, "ucb_ogd", "Adaptive data collection across distributions (UCB-OGD)", "Zang et al.", "none public"),
+    Entry(
+        1,
+        "ghost",
+        "GHOST: one-shot federated graph learning with proxy models",
+        "Qian et al.",
+        "JiaruQian/GHOST",
+    ),
+    Entry(
+        2, "ucb_ogd", "Adaptive data collection across distributions (UCB-OGD)", "Zang et al.", "none public"
+    ),
     Entry(3, "issm", "Interventional state-space models", "Nejatbakhsh et al.", "amin-nejat/issm"),
-    Entry(4, "epd_serving", "Encode-Prefill-Decode disaggregation for LMM serving", "Singh et al.", "vbdi/epdserve"),
-    Entry(5, "gsm_infinite", "GSM-Infinity: long-context reasoning benchmark generator", "Zhou et al.",
-          "Infini-AI-Lab/gsm_infinite"),
+    Entry(
+        4,
+        "epd_serving",
+        "Encode-Prefill-Decode disaggregation for LMM serving",
+        "Singh et al.",
+        "vbdi/epdserve",
+    ),
+    Entry(
+        5,
+        "gsm_infinite",
+        "GSM-Infinity: long-context reasoning benchmark generator",
+        "Zhou et al.",
+        "Infini-AI-Lab/gsm_infinite",
+    ),
     Entry(6, "easyinv", "EasyInv: DDIM inversion", "Zhang et al.", "potato-kitty/EasyInv"),
     Entry(7, "star", "STAR: rotation-augmented residual skill quantization", "Li et al.", "not released"),
     Entry(8, "hyper", "Hyper: hyperparameter-robust exploration", "Wang et al.", "none public"),
     Entry(9, "autospeculative", "Autospeculative decoding for DDPMs", "Hu et al.", "none public"),
     Entry(10, "lsmooth_gd", "GD step size under ell-generalized smoothness", "Tyurin", "theory paper"),
     Entry(11, "neuroalgebraic", "Neuroalgebraic geometry (position paper)", "Marchetti et al.", "none"),
-    Entry(12, "model_independence", "Independence tests for language models", "Zhu, Ahmed, Kuditipudi, Liang",
-          "ahmeda14960/model-tracing", has_tools=True),
-    Entry(13, "ferret", "Ferret: federated full-parameter tuning with shared randomness", "Shu et al.",
-          "allen4747/Ferret"),
-    Entry(14, "cross_conformal", "Efficient cross-conformal prediction", "Gasparin & Ramdas", "matteogaspa/EffCrossCP"),
-    Entry(15, "farma", "FaRMA: reward-guided generation, one reward call per token", "Rashid et al.",
-          "ahmadrash/FaRMA"),
+    Entry(
+        12,
+        "model_independence",
+        "Independence tests for language models",
+        "Zhu, Ahmed, Kuditipudi, Liang",
+        "ahmeda14960/model-tracing",
+        has_tools=True,
+    ),
+    Entry(
+        13,
+        "ferret",
+        "Ferret: federated full-parameter tuning with shared randomness",
+        "Shu et al.",
+        "allen4747/Ferret",
+    ),
+    Entry(
+        14,
+        "cross_conformal",
+        "Efficient cross-conformal prediction",
+        "Gasparin & Ramdas",
+        "matteogaspa/EffCrossCP",
+    ),
+    Entry(
+        15,
+        "farma",
+        "FaRMA: reward-guided generation, one reward call per token",
+        "Rashid et al.",
+        "ahmadrash/FaRMA",
+    ),
     Entry(16, "bundle_cbf", "Measurement-induced bundles, mCBF and Neural ODE", "Zheng & Mei", "not public"),
-    Entry(17, "sr_pareto", "Absolute Pareto-optimal fronts for symbolic regression", "Fong & Motani",
-          "kentridgeai/SRParetoFronts"),
+    Entry(
+        17,
+        "sr_pareto",
+        "Absolute Pareto-optimal fronts for symbolic regression",
+        "Fong & Motani",
+        "kentridgeai/SRParetoFronts",
+    ),
     Entry(18, "tmvml", "TMvML: tensorized multi-view multi-label learning", "Zhong et al.", "none public"),
-    Entry(19, "pigdreamer", "PIGDreamer: privileged-information world models for safe RL", "Huang et al.",
-          "not public"),
+    Entry(
+        19,
+        "pigdreamer",
+        "PIGDreamer: privileged-information world models for safe RL",
+        "Huang et al.",
+        "not public",
+    ),
 )
 BY_SLUG = {e.slug: e for e in CATALOGUE}
 
 OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
 }
 
 
@@ -89,9 +144,14 @@ class Claim:
         value = float(value)
         finite = math.isfinite(value)
         held = finite and OPS[self.op](value, self.threshold)
-        rec: dict[str, Any] = {"statement": self.statement, "source": self.source,
-                               "value": value if finite else None, "op": self.op,
-                               "threshold": self.threshold, "passed": int(held)}
+        rec: dict[str, Any] = {
+            "statement": self.statement,
+            "source": self.source,
+            "value": value if finite else None,
+            "op": self.op,
+            "threshold": self.threshold,
+            "passed": int(held),
+        }
         if not finite:
             rec["reason"] = f"value was {value}, not a finite number"
         return rec

@@ -83,11 +83,14 @@ def logger(slug: str, stage: str) -> logging.Logger:
 
 def context_params(paper: Paper, params: dict[str, Any], sections: tuple[str, ...]) -> SimpleNamespace:
     section_values = params["papers"][paper.slug]
-    return SimpleNamespace(**{
-        name: build_section(paper.schema[name], section_values.get(name)) if name in paper.schema
-        else SimpleNamespace()
-        for name in sections
-    })
+    return SimpleNamespace(
+        **{
+            name: build_section(paper.schema[name], section_values.get(name))
+            if name in paper.schema
+            else SimpleNamespace()
+            for name in sections
+        }
+    )
 
 
 def check_all(root: Path) -> dict[str, Any]:
@@ -111,9 +114,17 @@ def run_stage(root: Path, slug: str, stage: str) -> None:
     target = _target(paths, stage)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    ctx = StageContext(slug=slug, stage=stage, params=context_params(paper, params, spec.sections),
-                       paths=paths, seed=int(params["papers"][slug]["seed"]), profile=str(params["profile"]),
-                       log=logger(slug, stage), out=tmp)
+    tmp.chmod(0o755)
+    ctx = StageContext(
+        slug=slug,
+        stage=stage,
+        params=context_params(paper, params, spec.sections),
+        paths=paths,
+        seed=int(params["papers"][slug]["seed"]),
+        profile=str(params["profile"]),
+        log=logger(slug, stage),
+        out=tmp,
+    )
     start = time.perf_counter()
     try:
         spec.fn(ctx)

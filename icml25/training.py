@@ -16,12 +16,18 @@ from typing import Any
 
 def quiet() -> None:
     """Silence Lightning's start-up chatter (GPU/TPU availability lines, tips) and known harmless warnings."""
-    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning.pytorch.utilities.rank_zero",
-                 "lightning.pytorch.accelerators.cuda"):
+    for name in (
+        "lightning",
+        "lightning.pytorch",
+        "lightning.fabric",
+        "lightning.pytorch.utilities.rank_zero",
+        "lightning.pytorch.accelerators.cuda",
+    ):
         logging.getLogger(name).setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
     warnings.filterwarnings("ignore", message=".*LightningModule.*no.*val.*")
     warnings.filterwarnings("ignore", message=".*number of training batches.*")
+    warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated.*")
 
 
 def show_progress() -> bool:
@@ -34,9 +40,17 @@ def make_trainer(max_steps: int, seed: int, **overrides: Any) -> Any:
     quiet()
     L.seed_everything(seed, workers=True, verbose=False)
     kwargs: dict[str, Any] = dict(
-        accelerator="cpu", devices=1, max_steps=max_steps, max_epochs=-1, logger=False,
-        enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=show_progress(),
-        deterministic=True, num_sanity_val_steps=0, limit_val_batches=0,
+        accelerator="cpu",
+        devices=1,
+        max_steps=max_steps,
+        max_epochs=-1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        enable_progress_bar=show_progress(),
+        deterministic=True,
+        num_sanity_val_steps=0,
+        limit_val_batches=0,
     )
     kwargs.update(overrides)
     return L.Trainer(**kwargs)

@@ -1,0 +1,54 @@
+"""Shared fixtures: the project root, scratch copies under a profile, DVC runs, Prefect's test harness."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+os.environ.setdefault("DVC_NO_ANALYTICS", "1")
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def dvc(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the venv's DVC in ``cwd`` (this interpreter's bin first on PATH, as the stages need)."""
+    from icml25.scratch import dvc_env
+
+    out = subprocess.run(
+        [sys.executable, "-m", "dvc", *args], cwd=cwd, env=dvc_env(), capture_output=True, text=True
+    )
+    if check and out.returncode != 0:
+        raise AssertionError(f"dvc {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+    return out
+
+
+def icml25(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    from icml25.scratch import dvc_env
+
+    return subprocess.run(
+        [sys.executable, "-m", "icml25", *args], cwd=cwd, env=dvc_env(), capture_output=True, text=True
+    )
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory):
+    """One Prefect test server for the whole session (PREFECT_HOME in a temp dir)."""
+    os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield

@@ -1,0 +1,50 @@
+"""`icml25 --help` and `icml25 list`: all 19 papers, fast, no heavy imports; user errors exit 2 cleanly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from icml25.registry import CATALOGUE
+from tests.conftest import icml25
+
+HEAVY = ("torch", "lightning", "great_expectations", "prefect", "dvc", "pandas", "stages", "models")
+
+
+def test_list_shows_all_papers_with_status(root):
+    out = icml25(root, "list")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()[1:]
+    assert len(lines) == 19
+    slugs = [line.split()[1] for line in lines]
+    assert slugs == [e.slug for e in CATALOGUE]
+    row = next(line for line in lines if " model_independence " in line)
+    assert "implemented" in row
+    held, total = row.split()[3].split("/")
+    assert 0 <= int(held) <= int(total) and int(total) > 0
+    assert all("planned" in line for line in lines if " model_independence " not in line)
+
+
+def test_help_and_list_import_nothing_heavy(root):
+    code = (
+        "import sys, contextlib, io\n"
+        "from icml25.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['list'])\n"
+        "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_unknown_paper_and_planned_paper(root):
+    out = icml25(root, "run", "nope")
+    assert out.returncode == 2 and "unknown paper 'nope'" in out.stderr and "Traceback" not in out.stderr
+    out = icml25(root, "run", "ghost")
+    assert out.returncode == 2 and "planned, not implemented" in out.stderr
+
+
+def test_unknown_stage_is_an_argparse_error(root):
+    out = icml25(root, "stage", "model_independence", "fly")
+    assert out.returncode == 2 and "invalid choice: 'fly'" in out.stderr
