@@ -45,6 +45,26 @@ def root() -> Path:
 
 
 @pytest.fixture(scope="session")
+def smoke_repo(tmp_path_factory) -> tuple[Path, str]:
+    """A scratch copy of the project under the smoke profile, reproduced once by plain `dvc repro` with a
+    fresh DVC cache (nothing can be restored): (path, dvc's output). Treat it as read-only; tests that change
+    it work on :func:`clone_repo` copies."""
+    from icml25.scratch import make_scratch
+
+    work = make_scratch(ROOT, "smoke", dest=tmp_path_factory.mktemp("smoke") / "repo")
+    assert not (work / ".dvc" / "cache").exists()
+    return work, dvc(work, "repro").stdout
+
+
+def clone_repo(src: Path, dest: Path) -> Path:
+    """A full copy (git, DVC cache, outputs) of a reproduced scratch repo: up to date without re-running."""
+    import shutil
+
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
 def prefect_harness(tmp_path_factory):
     """One Prefect test server for the whole session (PREFECT_HOME in a temp dir)."""
     os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))

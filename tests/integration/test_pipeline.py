@@ -1,8 +1,8 @@
 """The smoke profile of model_independence through `dvc repro` in a scratch copy with a fresh DVC cache.
 
-One scratch copy serves the module, in order: a full repro; a no-op repro; a train param change re-runs only
-train and what depends on it; a corrupted prepared file is stopped by Great Expectations before train, and
-nothing downstream (nor the report) is overwritten.
+The session's `smoke_repo` is reproduced once; then: a no-op repro; (on a clone) a train param change re-runs
+only train and what depends on it; (on a clone) a corrupted prepared file is stopped by Great Expectations
+before train, and nothing downstream (nor the report) is overwritten.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from icml25.scratch import make_scratch
-from tests.conftest import dvc
+from tests.conftest import clone_repo, dvc
 
 SLUG = "model_independence"
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -31,12 +30,14 @@ def digest(folder):
     return h.hexdigest()
 
 
-@pytest.fixture(scope="module")
-def smoke(root, tmp_path_factory):
-    work = make_scratch(root, "smoke", dest=tmp_path_factory.mktemp("smoke") / "repo")
-    assert not (work / ".dvc" / "cache").exists()  # a fresh cache: nothing can be restored
-    out = dvc(work, "repro")
-    return work, out.stdout
+@pytest.fixture()
+def smoke(smoke_repo):
+    return smoke_repo
+
+
+@pytest.fixture()
+def clone(smoke_repo, tmp_path):
+    return clone_repo(smoke_repo[0], tmp_path / "clone"), ""
 
 
 def test_smoke_repro_writes_a_well_formed_report(smoke, root):
@@ -66,8 +67,8 @@ def test_second_repro_does_nothing(smoke):
     assert dvc(work, "status", "--json").stdout.strip() == "{}"
 
 
-def test_train_param_change_reruns_only_train_and_downstream(smoke):
-    work, _ = smoke
+def test_train_param_change_reruns_only_train_and_downstream(clone):
+    work, _ = clone
     params = yaml.safe_load((work / "params.yaml").read_text())
     params["papers"][SLUG]["train"]["ft_steps"] += 1
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -79,8 +80,8 @@ def test_train_param_change_reruns_only_train_and_downstream(smoke):
     assert f"prepare@{SLUG}" not in ran and f"validate@{SLUG}" not in ran
 
 
-def test_great_expectations_gates_training(smoke):
-    work, _ = smoke
+def test_great_expectations_gates_training(clone):
+    work, _ = clone
     data = work / "data" / SLUG
     trained, report = digest(data / "trained" / "main"), (work / "reports" / SLUG / "README.md").read_bytes()
     claims = (work / "reports" / SLUG / "claims.json").read_bytes()

@@ -1,8 +1,9 @@
 """The Prefect flow of model_independence (smoke profile) under prefect_test_harness.
 
-The flow is built from DVC's stage graph: one task per DVC stage named <stage>@<slug>; the first run executes
-all of them, the second finds everything up to date and skips every task; `force` re-runs them all; the report
-is published as a markdown artifact; the checkout's concurrency limit admits one run at a time.
+The flow is built from DVC's stage graph: one task per DVC stage named <stage>@<slug>. On a clone of the
+reproduced smoke repo it finds everything up to date and skips every task; after an evaluate param change it
+runs evaluate and report only; `force` marks every stage stale; the report is published as a markdown artifact;
+the checkout's concurrency limit admits one run at a time.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 
 import pytest
 
-from icml25.scratch import make_scratch
+from tests.conftest import clone_repo
 
 SLUG = "model_independence"
 STAGES = [f"{s}@{SLUG}" for s in ("prepare", "validate", "train", "evaluate", "report")]
@@ -19,35 +20,40 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 
 @pytest.fixture(scope="module")
-def scratch(root, tmp_path_factory):
-    return make_scratch(root, "smoke", dest=tmp_path_factory.mktemp("flow") / "repo")
+def scratch(smoke_repo, tmp_path_factory):
+    return clone_repo(smoke_repo[0], tmp_path_factory.mktemp("flow") / "repo")
 
 
-def _task_runs(flow_run_id):
+def _task_runs(flow_run_id, expected: set[str], timeout: float = 30.0):
+    """The flow run's task runs by name once the server has them all in a final state (task runs reach the
+    server through events, a moment after the flow returns)."""
+    import time
+
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
+    deadline = time.monotonic() + timeout
     with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
-    return {r.name: r.state for r in runs}
+        while True:
+            runs = client.read_task_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
+            )
+            found = {r.name: r.state for r in runs}
+            if (set(found) == expected and all(s and s.is_final() for s in found.values())) or (
+                time.monotonic() > deadline
+            ):
+                return found
+            time.sleep(0.5)
 
 
-def test_flow_runs_stale_stages_then_skips(prefect_harness, scratch):
+def test_up_to_date_stages_are_skipped(prefect_harness, scratch):
     from flows.reproduce import reproduce_paper
 
     state = reproduce_paper(SLUG, root=str(scratch), return_state=True)
-    assert state.is_completed()
-    assert state.result() == STAGES
-    tasks = _task_runs(state.state_details.flow_run_id)
+    assert state.is_completed() and state.result() == []
+    tasks = _task_runs(state.state_details.flow_run_id, set(STAGES))
     assert sorted(tasks) == sorted(STAGES)
-    assert all(s.is_completed() and s.name == "Completed" for s in tasks.values())
-    claims = json.loads((scratch / "reports" / SLUG / "claims.json").read_text())
-    assert claims["profile"] == "smoke"
-
-    again = reproduce_paper(SLUG, root=str(scratch), return_state=True)
-    assert again.result() == []
-    tasks = _task_runs(again.state_details.flow_run_id)
-    assert sorted(tasks) == sorted(STAGES) and {s.name for s in tasks.values()} == {"Skipped"}
+    assert {s.name for s in tasks.values()} == {"Skipped"} and all(s.is_completed() for s in tasks.values())
 
     from prefect.client.orchestration import get_client
 
@@ -64,7 +70,26 @@ def test_changed_evaluate_param_runs_evaluate_and_downstream(prefect_harness, sc
     params = yaml.safe_load((scratch / "params.yaml").read_text())
     params["papers"][SLUG]["evaluate"]["n_inputs"] += 5
     (scratch / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    assert reproduce_paper(SLUG, root=str(scratch)) == [f"evaluate@{SLUG}", f"report@{SLUG}"]
+    state = reproduce_paper(SLUG, root=str(scratch), return_state=True)
+    assert state.result() == [f"evaluate@{SLUG}", f"report@{SLUG}"]
+    tasks = _task_runs(state.state_details.flow_run_id, set(STAGES))
+    assert {n: s.name for n, s in tasks.items()} == {
+        f"prepare@{SLUG}": "Skipped",
+        f"validate@{SLUG}": "Skipped",
+        f"train@{SLUG}": "Skipped",
+        f"evaluate@{SLUG}": "Completed",
+        f"report@{SLUG}": "Completed",
+    }
+    claims = json.loads((scratch / "reports" / SLUG / "claims.json").read_text())
+    assert claims["profile"] == "smoke"
+
+
+def test_force_marks_every_stage_stale(scratch):
+    from flows.dvcgraph import plan
+
+    steps = plan(scratch, lambda n: n.endswith(f"@{SLUG}"), force=False)
+    assert [s.name for s in steps] == STAGES and not any(s.stale for s in steps)
+    assert all(s.stale for s in plan(scratch, lambda n: n.endswith(f"@{SLUG}"), force=True))
 
 
 def test_one_dvc_run_per_checkout(prefect_harness, scratch):
