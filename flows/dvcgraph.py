@@ -73,6 +73,11 @@ def _reasons(entries: list) -> list[str]:
     return out
 
 
+# DVC's advice after each run (git add dvc.lock, autostage, dvc push): noise in a flow's log.
+_HINTS = ("To track the changes with git", "git add ", "To enable auto staging", "dvc config core.autostage",
+          "Use `dvc push`")
+
+
 class StageFailed(RuntimeError):
     def __init__(self, name: str, code: int, tail: str):
         super().__init__(f"{name} failed (dvc exit {code}):\n{tail}")
@@ -91,7 +96,7 @@ def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> No
     assert proc.stdout is not None
     for line in proc.stdout:
         line = line.rstrip()
-        if line:
+        if line and not line.strip().startswith(_HINTS):
             emit(line)
             tail = (tail + [line])[-15:]
     code = proc.wait()
