@@ -88,6 +88,7 @@ def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[str]:
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # `kill` runs the finally below too
     try:
         deadline = time.monotonic() + timeout
         while not _healthy(url):
@@ -99,6 +100,11 @@ def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[str]:
     finally:
         _stop(proc)
         log.close()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -269,12 +269,8 @@ def phi_u(
     (pi_emb = id). Exact-valid under H_0 when one model's initialisation is Pi-invariant and its training
     Pi-equivariant (Thm 2, Thm 3).
     """
-    per_block = []
-    for layer in range(n_blocks):
-        key = glu.up_key(layer)
-        perm = match(*_same_rows(w1[key], w2[key], key), metric=metric)
-        per_block.append(spearman_log10p(perm, np.arange(perm.shape[0]), sides)[1])
-    return TestResult("u", tuple(per_block), fisher_log10p(per_block))
+    keys = [glu.up_key(layer) for layer in range(n_blocks)]
+    return _matched_to_identity("u", [(w1[k], w2[k], k) for k in keys], metric, sides)
 
 
 def phi_h(
@@ -289,11 +285,22 @@ def phi_h(
     same N inputs, as hooked by the paper's code); rows of the transposed h x N matrices are matched.
     """
     _check_blocks(acts1, acts2)
+    blocks = [
+        (_transpose(a1["up"]), _transpose(a2["up"]), "up activations")
+        for a1, a2 in zip(acts1, acts2, strict=True)
+    ]
+    return _matched_to_identity("h", blocks, metric, sides)
+
+
+def _matched_to_identity(
+    stat: str, blocks: Sequence[tuple[Any, Any, str]], metric: str, sides: str
+) -> TestResult:
+    """Eq. 2 for one M: per block SPEARMAN(MATCH(M_1, M_2), id) (equal widths), then FISHER over blocks."""
     per_block = []
-    for a1, a2 in zip(acts1, acts2, strict=True):
-        perm = match(*_same_rows(_transpose(a1["up"]), _transpose(a2["up"]), "up activations"), metric=metric)
+    for m1, m2, what in blocks:
+        perm = match(*_same_rows(m1, m2, what), metric=metric)
         per_block.append(spearman_log10p(perm, np.arange(perm.shape[0]), sides)[1])
-    return TestResult("h", tuple(per_block), fisher_log10p(per_block))
+    return TestResult(stat, tuple(per_block), fisher_log10p(per_block))
 
 
 def phi_match(

@@ -1,0 +1,66 @@
+"""Shared by the hand-run benchmarks: timing, peak memory in a child process, the results file."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def timed(fn: Callable[[], object], repeat: int = 3) -> tuple[float, float]:
+    """(median, min) wall seconds of ``fn`` over ``repeat`` calls."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times)
+
+
+def run_timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, repeat: int = 3) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def peak_rss_mb(code: str) -> float:
+    """Peak resident memory (MiB) of a fresh interpreter running ``code`` (what it adds beyond imports shows
+    when compared with a baseline run)."""
+    wrapper = code + "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    out = subprocess.run(
+        [sys.executable, "-c", wrapper], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}"
+
+
+def write(name: str, columns: list[str], rows: list[dict], note: str = "") -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    doc = {
+        "benchmark": name,
+        "machine": machine(),
+        "date": date.today().isoformat(),
+        "columns": columns,
+        "rows": rows,
+        "note": note,
+    }
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(json.dumps(doc, indent=2))
+    return path
