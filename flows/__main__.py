@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def main() -> int:
@@ -11,9 +12,23 @@ def main() -> int:
     p.add_argument("target")
     p.add_argument("--root", required=True)
     p.add_argument("--force", action="store_true")
+    p.add_argument("--wait-for-server", action="store_true", help="poll PREFECT_API_URL/health first")
     args = p.parse_args()
-    from flows.reproduce import reproduce_all, reproduce_paper
+    import os
 
+    from flows.reproduce import reproduce_all, reproduce_paper
+    from flows.server import wait_healthy
+    from icml25.errors import UserError
+
+    try:
+        if args.wait_for_server:
+            wait_healthy(
+                os.environ["PREFECT_API_URL"],
+                log_path=Path(os.environ.get("PREFECT_HOME", ".")) / "server.log",
+            )
+    except UserError as exc:
+        print(f"icml25: error: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.target == "all":
             reproduce_all(force=args.force, root=args.root)

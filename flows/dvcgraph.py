@@ -74,8 +74,13 @@ def _reasons(entries: list) -> list[str]:
 
 
 # DVC's advice after each run (git add dvc.lock, autostage, dvc push): noise in a flow's log.
-_HINTS = ("To track the changes with git", "git add ", "To enable auto staging", "dvc config core.autostage",
-          "Use `dvc push`")
+_HINTS = (
+    "To track the changes with git",
+    "git add ",
+    "To enable auto staging",
+    "dvc config core.autostage",
+    "Use `dvc push`",
+)
 
 
 class StageFailed(RuntimeError):

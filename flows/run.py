@@ -34,8 +34,9 @@ def run_from_cli(root: Path, target: str, profile: str = "quick", force: bool = 
         check_all(work)
         print(f"profile {profile}: running in {work}", flush=True)
     home = root / ".prefect"
-    with prefect_server(home) as url:
-        cmd = [sys.executable, "-m", "flows", target, "--root", str(work)] + (["--force"] if force else [])
+    with prefect_server(home, wait=False) as url:  # the child imports Prefect while the server starts
+        cmd = [sys.executable, "-m", "flows", target, "--root", str(work), "--wait-for-server"]
+        cmd += ["--force"] if force else []
         code = subprocess.call(cmd, env=prefect_env(home, url), cwd=work)
     if code != 0:
         print(f"icml25: reproduction of {target} failed (exit {code}); see the log above", file=sys.stderr)

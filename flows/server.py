@@ -57,9 +57,28 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def wait_healthy(
+    url: str, timeout: float = 90.0, proc: subprocess.Popen | None = None, log_path: Path | None = None
+) -> None:
+    """Poll ``url``/health until the server answers; a clear error (with its log's tail) otherwise."""
+    deadline = time.monotonic() + timeout
+    while not _healthy(url):
+        if (proc is not None and proc.poll() is not None) or time.monotonic() > deadline:
+            tail = log_path.read_text(errors="replace")[-2000:] if log_path and log_path.exists() else ""
+            raise UserError(
+                f"the Prefect server at {url} did not start"
+                + (f" (see {log_path}):\n{tail}" if log_path else "")
+            )
+        time.sleep(0.2)
+
+
 @contextlib.contextmanager
-def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[str]:
-    """Yield the API URL of a running Prefect server (the user's, or one started here and stopped after)."""
+def prefect_server(home: Path, timeout: float = 90.0, wait: bool = True) -> Iterator[str]:
+    """Yield the API URL of a Prefect server (the user's, or one started here and stopped after).
+
+    ``wait=False`` yields as soon as the server process is started, so that the caller can overlap its own
+    start-up (a child importing Prefect) with the server's; the caller then waits with :func:`wait_healthy`.
+    """
     if os.environ.get("PREFECT_API_URL"):
         yield os.environ["PREFECT_API_URL"]
         return
@@ -90,12 +109,8 @@ def prefect_server(home: Path, timeout: float = 90.0) -> Iterator[str]:
     )
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # `kill` runs the finally below too
     try:
-        deadline = time.monotonic() + timeout
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = (home / "server.log").read_text(errors="replace")[-2000:]
-                raise UserError(f"the Prefect server did not start (see {home / 'server.log'}):\n{tail}")
-            time.sleep(0.2)
+        if wait:
+            wait_healthy(url, timeout, proc, home / "server.log")
         yield url
     finally:
         _stop(proc)
