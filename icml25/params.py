@@ -164,14 +164,14 @@ def check_paper(params: dict[str, Any], slug: str, schema: dict[str, type]) -> N
             raise UserError(
                 f"{prefix}.{name}: missing (every implemented paper has all five sections; use {{}})"
             )
-        check_section(f"{prefix}.{name}", section[name], schema.get(name, _Empty))
+        check_section(f"{prefix}.{name}", section[name], schema.get(name, Empty))
     _check_value(f"{prefix}.seed", section.get("seed"), int, {"ge": 0})
     if params.get("profile") not in PROFILES:
         raise UserError(f"profile: must be one of {list(PROFILES)}, got {params.get('profile')!r}")
 
 
 @dataclasses.dataclass(frozen=True)
-class _Empty:
+class Empty:
     """The schema of a section that takes no parameters."""
 
 

@@ -112,10 +112,15 @@ def render_benchmark(path: Path) -> str:
     )
 
 
-def write_report(
-    out: Path, paper: Paper, report: Report, paths: PaperPaths, profile: str, params: dict[str, Any]
-) -> dict[str, Any]:
-    """Write README.md, claims.json, metrics.json and figures/ into ``out`` (the runner moves them into place)."""
+def write_report(ctx: Any, paper: Paper, report: Report) -> dict[str, Any]:
+    """Write README.md, claims.json, metrics.json, timing.json and figures/ into ``ctx.out`` (the runner moves
+    them into place). The parameters shown are the sections the report stage declared, plus the seed."""
+    import dataclasses
+
+    out, paths, profile = ctx.out, ctx.paths, ctx.profile
+    params: dict[str, Any] = {"seed": ctx.seed}
+    for name, section in vars(ctx.params).items():
+        params[name] = dataclasses.asdict(section) if dataclasses.is_dataclass(section) else {}
     entry = BY_SLUG[paper.slug]
     doc = claims_document(paper, report, profile)
     held = sum(c["passed"] for c in doc["claims"].values())

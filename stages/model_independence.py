@@ -25,7 +25,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal
 
-from icml25.registry import Claim, Paper
+from icml25.params import Empty
+from icml25.registry import STAGES, Claim, Paper
 from icml25.runner import StageContext
 
 CLAIMS = (
@@ -115,11 +116,6 @@ class Evaluate:
     match_metric: Literal["cosine", "sqeuclidean"] = "cosine"
     spearman_sides: Literal["one", "two"] = "one"
     heatmap_models: int = field(default=10, metadata={"ge": 2})
-
-
-@dataclass(frozen=True)
-class Empty:
-    pass
 
 
 PAPER = Paper(
@@ -228,9 +224,10 @@ def _pairs(n_pairs: int) -> list[tuple[str, str, str]]:
     return pairs
 
 
-@PAPER.stage("evaluate", sections=("train", "evaluate"))
+@PAPER.stage("evaluate")
 def evaluate(ctx: StageContext) -> None:
-    """Every statistic on every pair; phi_MATCH on all pairs of the first models for the heatmap."""
+    """Every statistic on every pair; phi_MATCH on all pairs of the first models for the heatmap. The models'
+    shapes and the number of pairs come from the trained checkpoints themselves."""
     import itertools
 
     import pandas as pd
@@ -241,18 +238,20 @@ def evaluate(ctx: StageContext) -> None:
     from models.model_independence.glu import forward
     from models.model_independence.lit import load_split
 
-    e, n_blocks = ctx.params.evaluate, ctx.params.train.n_blocks
+    e = ctx.params.evaluate
     options = {"metric": e.match_metric, "sides": e.spearman_sides}
     folder = ctx.paths.trained / "checkpoints"
-    names = sorted(p.name for p in folder.iterdir())
-    weights = {n: load_checkpoint(folder / n).weights for n in names}
+    ckpts = {p.name: load_checkpoint(p) for p in sorted(folder.iterdir())}
+    weights = {n: c.weights for n, c in ckpts.items()}
+    n_blocks = ckpts["base"].n_blocks
+    names = list(ckpts)
     x_test, _ = load_split(ctx.paths.prepared, "test")
     x = x_test[: e.n_inputs]
     with torch.no_grad():
         acts = {n: forward(w, x, n_blocks, collect=True)[1] for n, w in weights.items()}
 
     rows = []
-    for a, b, kind in _pairs(ctx.params.train.n_pairs):
+    for a, b, kind in _pairs(sum(n.startswith("indep_") for n in names) // 2):
         results = {
             "u": stats.phi_u(weights[a], weights[b], n_blocks, **options),
             "h": stats.phi_h(acts[a], acts[b], **options),
@@ -278,13 +277,11 @@ def evaluate(ctx: StageContext) -> None:
     ctx.log.info("%d pairs x 4 statistics, %d heatmap pairs", len(rows) // 4, len(heat))
 
 
-@PAPER.stage("report", sections=("train", "evaluate"))
+@PAPER.stage("report", sections=STAGES)
 def report(ctx: StageContext) -> None:
-    from icml25.params import load_params
     from icml25.reporting import write_report
 
-    params = load_params(ctx.paths.root)["papers"][PAPER.slug]
-    write_report(ctx.out, PAPER, build_report(ctx), ctx.paths, ctx.profile, params)
+    write_report(ctx, PAPER, build_report(ctx))
 
 
 STAT_NAMES = {"u": "phi_U", "h": "phi_H", "match": "phi_MATCH", "l2": "PERMTEST-l2"}
@@ -430,6 +427,11 @@ def build_report(ctx: StageContext):
   `{ev.match_metric}` {"(the paper; the code uses squared Euclidean distances in phi_MATCH)" if ev.match_metric == "cosine" else "(the official code; the paper uses cosine)"};
   the Spearman p-value is `{ev.spearman_sides}`-sided {"(Alg. 3; the code calls the two-sided scipy.stats.spearmanr)" if ev.spearman_sides == "one" else "(the official code; Alg. 3 is one-sided)"}.
 - phi_l2 is the sum over tensors of the l2 distance (the paper); the code averages per parameter (monotone, same test).
+- phi_MATCH matches up-projection activations on |cos| (gate activations on signed cosine): the adversarial copy
+  also flips the sign of some hidden units (c_i < 0 on U's row and 1/c_i on D's column is output-preserving),
+  which signed cosine would mistake for a different unit. With positive scalings both choices give the same
+  matching. Eq. 3 compares the matched indices themselves, so relabelling the second model's units changes the
+  statistic's value on independent pairs (not its law); on dependent pairs it is invariant.
 - p-values are reported as log10; the t approximation of Spearman's law is floored at its exact minimum 1/h!
   (so a perfect matching gives log10 p = -log10(h!) instead of the paper's underflow eps = 2.2e-308).
 """

@@ -25,6 +25,18 @@ def test_every_implemented_paper_is_wired(root):
         assert paper.claims, slug
 
 
+def test_stages_see_only_the_params_dvc_tracks_for_them(root):
+    """A stage reading a section that its DVC stage does not list would not re-run when that section changes."""
+    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    for slug in implemented(load_params(root)):
+        paper = load_paper(slug)
+        for name, spec in paper.stages.items():
+            tracked = [p.replace("${key}", slug) for p in dvc["stages"][name]["do"]["params"]]
+            for section in spec.sections:
+                assert f"papers.{slug}.{section}" in tracked or f"papers.{slug}" in tracked, (name, section)
+            assert f"papers.{slug}.seed" in tracked or f"papers.{slug}" in tracked or name == "validate", name
+
+
 def test_index_depends_on_each_implemented_papers_claims(root):
     dvc = yaml.safe_load((root / "dvc.yaml").read_text())
     deps = [d for d in dvc["stages"]["index"]["deps"] if d.endswith("/claims.json")]

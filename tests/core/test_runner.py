@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from icml25.params import Empty
 from icml25.registry import Claim, Paper
 from icml25.runner import run_stage
 
@@ -15,11 +16,6 @@ from icml25.runner import run_stage
 class Train:
     steps: int = field(default=3, metadata={"ge": 1})
     fail: bool = False
-
-
-@dataclass(frozen=True)
-class Empty:
-    pass
 
 
 def _paper() -> Paper:
