@@ -84,3 +84,17 @@ def test_cli_rejects_bad_params_before_any_work(root, tmp_path):
         assert "papers.model_independence.train.base_steps: must be >= 1, got -3" in out.stderr
         assert "Traceback" not in out.stderr + out.stdout
     assert sorted(p.name for p in work.iterdir()) == ["dvc.yaml", "params.yaml"]  # nothing written
+
+
+def test_profile_apply_writes_the_merged_params(root, tmp_path):
+    work = _copy_checkout(root, tmp_path)
+    shutil.copytree(root / "profiles", work / "profiles")
+    out = icml25(work, "profile", "apply", "smoke")
+    assert out.returncode == 0, out.stderr
+    applied = yaml.safe_load((work / "params.yaml").read_text())
+    assert applied == merged_profile(root, "smoke") and applied["profile"] == "smoke"
+    smoke = yaml.safe_load((root / "profiles" / "smoke.yaml").read_text())
+    assert applied["papers"][SLUG]["train"]["n_pairs"] == smoke["papers"][SLUG]["train"]["n_pairs"]
+    _check(applied)
+    out = icml25(work, "profile", "apply", "huge")
+    assert out.returncode == 2 and "invalid choice: 'huge'" in out.stderr
