@@ -109,6 +109,10 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    if not 0.0 < args.alpha < 1.0:
+        from icml25.errors import UserError
+
+        raise UserError(f"--alpha must be in (0, 1), got {args.alpha:g}")
     if args.command == "test":
         return cmd_test(args)
     raise AssertionError(args.command)  # argparse rejects other commands

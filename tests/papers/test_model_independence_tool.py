@@ -224,3 +224,20 @@ def test_bad_inputs_raise_user_errors_naming_the_problem(folders, tmp_path):
         main(["test", str(folders["A"]), str(folders["B"]), "--stat", "xyz"])
     with pytest.raises(UserError, match="nowhere"):
         main(["test", str(missing), str(folders["B"])])
+    with pytest.raises(UserError, match=r"--alpha must be in \(0, 1\), got 2"):
+        main(["test", str(folders["A"]), str(folders["B"]), "--alpha", "2"])
+
+
+def test_cli_errors_exit_2_without_traceback(root, tmp_path):
+    """Through the real `icml25` entry point: one line on stderr, exit 2, nothing written."""
+    from tests.conftest import icml25
+
+    before = sorted(tmp_path.iterdir())
+    out = icml25(root, "model_independence", "test", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert (
+        out.returncode == 2
+        and out.stderr.startswith("icml25: error: ")
+        and "no such checkpoint" in out.stderr
+    )
+    assert "Traceback" not in out.stderr and out.stdout == ""
+    assert sorted(tmp_path.iterdir()) == before
