@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,30 +22,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from icml25.errors import UserError
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from icml25.scratch import dvc_env
+from icml25.store import free_port
 
 
 def prefect_env(home: Path, api_url: str | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "PREFECT_HOME": str(home),
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-            "PREFECT_SERVER_UI_ENABLED": "false",
-            "DO_NOT_TRACK": "1",
-            "DVC_NO_ANALYTICS": "1",
-            "GX_ANALYTICS_ENABLED": "false",
-        }
-    )
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    """DVC's environment (:func:`icml25.scratch.dvc_env`) plus a project-local, quiet Prefect."""
+    extra = {
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+    }
     if api_url:
-        env["PREFECT_API_URL"] = api_url
-    return env
+        extra["PREFECT_API_URL"] = api_url
+    return dvc_env(extra)
 
 
 def _healthy(url: str) -> bool:
