@@ -1,0 +1,158 @@
+"""Graphs: the offline SBM generator, the Planetoid loader, induced subgraphs and GCN propagation matrices.
+
+A graph is ``x in R^{N x F}``, labels ``y in {0..C-1}^N`` and an undirected ``edge_index in N^{2 x E}`` that
+lists both directions of every edge, without self-loops or duplicates (the input contract, checked by
+``validate``).
+
+GCN propagation (Kipf & Welling; PyG's ``GCNConv`` with its defaults):
+
+    A_hat = D^{-1/2} (A + w I) D^{-1/2},   D_ii = sum_j (A + w I)_ij,
+
+with w = 1. The official GHOST code builds its pseudo graphs with the diagonal set to 1 *and* ``add_self_loops``
+on top, so ``GCNConv`` sees every self-loop twice: w = 2 (``faithful_to_code``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+
+@dataclass(frozen=True)
+class Graph:
+    x: torch.Tensor  # N x F float32
+    y: torch.Tensor  # N int64
+    edge_index: torch.Tensor  # 2 x E int64, both directions, no self-loops
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.y.max()) + 1
+
+    @property
+    def num_features(self) -> int:
+        return int(self.x.shape[1])
+
+
+def clean_edges(edge_index: torch.Tensor | np.ndarray, num_nodes: int) -> torch.Tensor:
+    """Symmetrise, drop self-loops and duplicates: the undirected simple graph of any edge list."""
+    e = torch.as_tensor(np.asarray(edge_index), dtype=torch.long).reshape(2, -1)
+    if e.numel() and (int(e.min()) < 0 or int(e.max()) >= num_nodes):
+        raise ValueError(f"edge_index refers to nodes outside 0..{num_nodes - 1}")
+    e = torch.cat([e, e.flip(0)], dim=1)
+    e = e[:, e[0] != e[1]]
+    return torch.unique(e, dim=1)
+
+
+def make_graph(edge_index, x, y) -> Graph:
+    """A :class:`Graph` from any PyG-style triple (tensors or arrays); edges are made undirected and simple."""
+    x = torch.as_tensor(np.asarray(x), dtype=torch.float32)
+    y = torch.as_tensor(np.asarray(y), dtype=torch.long).reshape(-1)
+    if x.ndim != 2 or x.shape[0] != y.shape[0]:
+        raise ValueError(f"x must be N x F with N = len(y) = {y.shape[0]}, got shape {tuple(x.shape)}")
+    if y.numel() == 0 or int(y.min()) < 0:
+        raise ValueError("y must hold class ids 0..C-1")
+    return Graph(x=x, y=y, edge_index=clean_edges(edge_index, y.shape[0]))
+
+
+def make_sbm(
+    num_nodes: int, num_classes: int, num_features: int, p_in: float, p_out: float, noise: float, seed: int
+) -> Graph:
+    """Stochastic block model with class-dependent Gaussian features (the spec's CPU stand-in for Cora).
+
+    Class sizes are as equal as possible; an edge (i, j), i < j, exists with probability p_in when
+    y_i = y_j and p_out otherwise; x_i = mu_{y_i} + noise * eps_i with mu_c ~ N(0, I_F), eps_i ~ N(0, I_F).
+    """
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(num_classes), int(np.ceil(num_nodes / num_classes)))[:num_nodes]
+    y = rng.permutation(y)
+    same = y[:, None] == y[None, :]
+    prob = np.where(same, p_in, p_out)
+    upper = np.triu(rng.random((num_nodes, num_nodes)) < prob, k=1)
+    src, dst = np.nonzero(upper)
+    mu = rng.standard_normal((num_classes, num_features))
+    x = mu[y] + noise * rng.standard_normal((num_nodes, num_features))
+    return make_graph(np.stack([src, dst]), x.astype(np.float32), y)
+
+
+PLANETOID_FILES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
+
+
+def load_planetoid(root: str | Path, name: str) -> Graph:
+    """Cora / CiteSeer / PubMed from the Planetoid raw files in ``root/<name>/raw`` (never downloads).
+
+    PyG's ``Planetoid`` downloads when its raw files are missing; this loader checks them first and fails with
+    the list of missing files instead.
+    """
+    root = Path(root)
+    raw = root / name / "raw"
+    missing = [
+        f"ind.{name.lower()}.{s}" for s in PLANETOID_FILES if not (raw / f"ind.{name.lower()}.{s}").exists()
+    ]
+    if missing:
+        raise FileNotFoundError(
+            f"Planetoid data set {name!r} needs its raw files in {raw} (no downloads here); missing: "
+            + ", ".join(missing)
+        )
+    from torch_geometric.datasets import Planetoid
+
+    data = Planetoid(str(root), name)[0]
+    return make_graph(data.edge_index, data.x, data.y)
+
+
+def induced_edges(edge_index: torch.Tensor, nodes: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """Edges of the subgraph induced on ``nodes``, relabelled to 0..len(nodes)-1 in the order of ``nodes``."""
+    local = torch.full((num_nodes,), -1, dtype=torch.long)
+    local[nodes] = torch.arange(len(nodes))
+    keep = (local[edge_index[0]] >= 0) & (local[edge_index[1]] >= 0)
+    return local[edge_index[:, keep]]
+
+
+def subgraph(graph: Graph, nodes: torch.Tensor) -> Graph:
+    return Graph(
+        x=graph.x[nodes], y=graph.y[nodes], edge_index=induced_edges(graph.edge_index, nodes, graph.num_nodes)
+    )
+
+
+def dense_adjacency(edge_index: torch.Tensor, n: int) -> torch.Tensor:
+    """The 0/1 matrix of a simple edge list (duplicates would be summed, as ``to_dense_adj`` does)."""
+    a = torch.zeros(n, n)
+    a.index_put_((edge_index[0], edge_index[1]), torch.ones(edge_index.shape[1]), accumulate=True)
+    return a
+
+
+def normalized_adjacency(edge_index: torch.Tensor, n: int, self_loop_weight: float = 1.0) -> torch.Tensor:
+    """A_hat = D^{-1/2} (A + w I) D^{-1/2} as a sparse COO tensor (what ``GCNConv`` propagates with)."""
+    loops = torch.arange(n)
+    rows = torch.cat([edge_index[0], loops])
+    cols = torch.cat([edge_index[1], loops])
+    vals = torch.cat([torch.ones(edge_index.shape[1]), torch.full((n,), float(self_loop_weight))])
+    deg = torch.zeros(n).index_add_(0, rows, vals)
+    inv = deg.pow(-0.5)
+    return torch.sparse_coo_tensor(
+        torch.stack([rows, cols]), inv[rows] * vals * inv[cols], (n, n), check_invariants=False
+    ).coalesce()
+
+
+def knn_graph(features: torch.Tensor, k: int = 5) -> torch.Tensor:
+    """GHOST's pseudo graph on generated features (``construct_graph``), without self-loops.
+
+    S = norm(X) norm(X)^T; each row keeps its top-k entries (itself included); the result is symmetrised and
+    binarised. Returns ``edge_index`` (both directions, no self-loops): the self-loops are added by the
+    propagation matrix (:func:`normalized_adjacency`, weight 1 in the paper's reading, 2 in the official code).
+    """
+    n = features.shape[0]
+    z = F.normalize(features.detach(), p=2, dim=1)
+    top = torch.topk(z @ z.T, k=min(k, n), dim=1).indices
+    a = torch.zeros(n, n, dtype=torch.bool)
+    a[torch.arange(n).repeat_interleave(top.shape[1]), top.reshape(-1)] = True
+    a = a | a.T
+    a.fill_diagonal_(False)
+    return a.nonzero().T.contiguous()

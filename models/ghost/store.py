@@ -1,0 +1,59 @@
+"""Artifacts of a GHOST run as safetensors (no pickle): proxy generators and GCNs, with their shapes in JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from .nets import GCN, Generator
+
+
+def save_module(module: torch.nn.Module, path: Path, shape: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_file(
+        {k: v.detach().contiguous() for k, v in module.state_dict().items()},
+        str(path),
+        metadata={"shape": json.dumps(shape, sort_keys=True)},
+    )
+
+
+def _shape(path: Path) -> dict:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        return json.loads(f.metadata()["shape"])
+
+
+def load_generator(path: Path) -> Generator:
+    s = _shape(path)
+    g = Generator(s["n_classes"], s["n_features"], s["noise_dim"], s["dropout"])
+    g.load_state_dict(load_file(str(path)))
+    return g
+
+
+def load_gcn(path: Path) -> GCN:
+    s = _shape(path)
+    m = GCN(s["d_in"], s["d_hidden"], s["n_classes"], s["dropout"])
+    m.load_state_dict(load_file(str(path)))
+    return m
+
+
+def generator_shape(g: Generator) -> dict:
+    return {
+        "n_classes": g.emb.num_embeddings,
+        "n_features": g.out.out_features,
+        "noise_dim": g.noise_dim,
+        "dropout": g.body[2].p,
+    }
+
+
+def gcn_shape(m: GCN) -> dict:
+    return {
+        "d_in": m.conv1.lin.in_features,
+        "d_hidden": m.conv1.lin.out_features,
+        "n_classes": m.conv2.lin.out_features,
+        "dropout": m.dropout,
+    }
