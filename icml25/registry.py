@@ -94,6 +94,7 @@ CATALOGUE: tuple[Entry, ...] = (
         "Absolute Pareto-optimal fronts for symbolic regression",
         "Fong & Motani",
         "kentridgeai/SRParetoFronts",
+        has_tools=True,
     ),
     Entry(18, "tmvml", "TMvML: tensorized multi-view multi-label learning", "Zhong et al.", "none public"),
     Entry(

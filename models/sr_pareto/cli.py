@@ -1,0 +1,125 @@
+"""``icml25 sr_pareto``: the APO front of a CSV file.
+
+    icml25 sr_pareto front DATA.csv --target COL [--max-length 7] [--optimizer fast|BFGS|...] [-o front.csv]
+                                    [--seed S] [--jobs N]
+
+Writes the front in the published column format (EquationLength, EquationStructure, EquationParameters,
+NumericalIterations, MSE, R2) to ``-o`` (atomically) or prints it. Bad input (missing target, a non-numeric
+column, NaN rows, too few rows, a length outside 1-9) is a one-line error and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from icml25.errors import UserError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="icml25 sr_pareto",
+        description="Absolute Pareto-optimal fronts for symbolic regression (Fong & Motani, ICML 2025).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    f = sub.add_parser(
+        "front",
+        help="the APO front of a CSV file",
+        description="Exhaustive search over the "
+        "grammar Pow(|a|^b), Mul, Add, Sub, Div with features and fitted constants; the best "
+        "expression of each length.",
+    )
+    f.add_argument("data", metavar="DATA.csv", help="a CSV file with a header; every column numeric")
+    f.add_argument("--target", required=True, metavar="COL", help="the column to predict")
+    f.add_argument("--max-length", type=int, default=7, help="longest expression, in nodes (1-9, default 7)")
+    f.add_argument(
+        "--optimizer",
+        default="fast",
+        help="fast (default) or a scipy method: BFGS, CG, L-BFGS-B, "
+        "Nelder-Mead, Powell, SLSQP, TNC, trust-constr (the paper's protocol)",
+    )
+    f.add_argument("--seed", type=int, default=11284, help="seed of the optimiser's start (default 11284)")
+    f.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1)")
+    f.add_argument("-o", "--output", type=Path, help="write the front here (CSV) instead of printing it")
+    return parser
+
+
+def front_of_table(
+    frame,
+    target: str,
+    max_length: int = 7,
+    optimizer: str = "fast",
+    seed: int = 11284,
+    n_jobs: int = 1,
+    progress=None,
+):
+    """The APO front of a pandas DataFrame as a DataFrame in the published columns (the Python entry)."""
+    import pandas as pd
+
+    from .data import check_table
+    from .fit import OPTIMIZERS
+    from .front import COLUMNS, apo_front
+
+    if not 1 <= max_length <= 9 or max_length % 2 == 0:
+        raise ValueError(f"max length must be an odd number of nodes from 1 to 9, got {max_length}")
+    if optimizer != "fast" and optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; one of fast, {', '.join(OPTIMIZERS)}")
+    X, y, _ = check_table(frame, target, min_rows=max_length + 1)
+    rows = apo_front(X, y, max_length, optimizer, seed=seed, n_jobs=n_jobs, progress=progress)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def cmd_front(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    if not args.data.is_file():
+        raise UserError(f"{args.data}: no such file")
+    try:
+        frame = pd.read_csv(args.data)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise UserError(f"{args.data}: not a readable CSV file ({str(exc).splitlines()[0]})") from None
+    if args.jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {args.jobs}")
+    bar = _progress_bar()
+    try:
+        result = front_of_table(
+            frame,
+            args.target,
+            args.max_length,
+            args.optimizer,
+            args.seed,
+            args.jobs,
+            progress=bar.update if bar else None,
+        )
+    except ValueError as exc:
+        raise UserError(f"{args.data}: {exc}") from None
+    finally:
+        if bar:
+            bar.close()
+    if args.output:
+        tmp = args.output.with_name(f".{args.output.name}.tmp")
+        result.to_csv(tmp, index=False)
+        tmp.replace(args.output)
+        print(f"wrote {len(result)} rows to {args.output}")
+    else:
+        result.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _progress_bar():
+    from icml25.training import show_progress
+
+    if not show_progress():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(unit="expr", desc="fitting", leave=False)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "front":
+        args.data = Path(args.data)
+        return cmd_front(args)
+    raise AssertionError(args.command)

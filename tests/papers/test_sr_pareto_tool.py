@@ -1,0 +1,95 @@
+"""`icml25 sr_pareto front` and sr_pareto's data paths (PMLB files on a fixture the test writes)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from icml25.errors import UserError
+from icml25.runner import run_stage
+from models.sr_pareto.data import planted
+from tests.conftest import icml25
+
+COLUMNS = "EquationLength,EquationStructure,EquationParameters,NumericalIterations,MSE,R2"
+
+
+@pytest.fixture()
+def csv(tmp_path):
+    path = tmp_path / "data.csv"
+    planted("planted_len3", 40, 0).rename(columns={"target": "y"}).to_csv(path, index=False)
+    return path
+
+
+def test_front_command_writes_the_published_columns(csv, tmp_path, root):
+    out = tmp_path / "front.csv"
+    res = icml25(root, "sr_pareto", "front", str(csv), "--target", "y", "--max-length", "3", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    text = out.read_text().splitlines()
+    assert text[0] == COLUMNS
+    front = pd.read_csv(out)
+    assert front.EquationLength.tolist() == [1, 3]
+    assert front.EquationStructure.iloc[1] == "Sub(xdata[0],xdata[1])" and front.R2.iloc[1] >= 1 - 1e-8
+
+
+@pytest.mark.parametrize(
+    ("edit", "args", "message"),
+    [
+        (None, ["--target", "nope"], "no column 'nope'"),
+        (lambda f: f.assign(x1=["a"] * len(f)), ["--target", "y"], "non-numeric column(s): x1"),
+        (lambda f: f.assign(x0=[np.nan] + f.x0.tolist()[1:]), ["--target", "y"], "1 row(s) with NaN"),
+        (lambda f: f.head(5), ["--target", "y", "--max-length", "7"], "5 rows; at least 8 are needed"),
+        (None, ["--target", "y", "--max-length", "4"], "odd number of nodes from 1 to 9, got 4"),
+        (None, ["--target", "y", "--optimizer", "Adam"], "unknown optimizer 'Adam'"),
+        (lambda f: f.assign(x1=1.0), ["--target", "y"], "constant column(s): x1"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_written(csv, tmp_path, root, edit, args, message):
+    if edit:
+        edit(pd.read_csv(csv)).to_csv(csv, index=False)
+    out = tmp_path / "front.csv"
+    res = icml25(root, "sr_pareto", "front", str(csv), *args, "-o", str(out))
+    assert res.returncode == 2
+    assert message in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert not out.exists() and not list(tmp_path.glob(".*tmp"))
+
+
+def test_missing_file_is_a_clean_error(tmp_path, root):
+    res = icml25(root, "sr_pareto", "front", str(tmp_path / "none.csv"), "--target", "y")
+    assert res.returncode == 2 and "no such file" in res.stderr and "Traceback" not in res.stderr
+
+
+def write_pmlb(root, name, rows=30):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.standard_normal(rows), "b": rng.standard_normal(rows)})
+    frame["target"] = frame.a * frame.b
+    (root / name).mkdir(parents=True)
+    frame.to_csv(root / name / f"{name}.tsv.gz", sep="\t", index=False, compression="gzip")
+
+
+def _params(root, **prepare):
+    from icml25.params import load_yaml
+
+    params = load_yaml(root / "params.yaml")
+    params["papers"] = {"sr_pareto": params["papers"]["sr_pareto"]}
+    params["papers"]["sr_pareto"]["prepare"].update(prepare)
+    return params
+
+
+def test_prepare_reads_pmlb_files_behind_the_source_switch(tmp_path, root):
+    write_pmlb(tmp_path / "pmlb", "192_vineyard")
+    params = _params(root, source="pmlb", pmlb_root="pmlb", pmlb_names=["192_vineyard"])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    run_stage(tmp_path, "sr_pareto", "prepare")
+    out = tmp_path / "data" / "sr_pareto" / "prepared" / "main"
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["datasets"][0] == {"name": "192_vineyard", "rows": 30, "features": 2, "planted": None}
+    assert list(pd.read_csv(out / "192_vineyard.csv").columns) == ["a", "b", "target"]
+    params = _params(root, source="pmlb", pmlb_root="pmlb", pmlb_names=["228_elusage"])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(UserError, match="228_elusage.*not found.*no downloads"):
+        run_stage(tmp_path, "sr_pareto", "prepare")
