@@ -72,3 +72,29 @@ def prefect_harness(tmp_path_factory):
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+def paper_params(root: Path, slug: str, **prepare) -> dict:
+    """params.yaml reduced to one paper, with some of its prepare keys overridden (for run_stage in a tmp dir)."""
+    from icml25.params import load_yaml
+
+    params = load_yaml(root / "params.yaml")
+    params["papers"] = {slug: params["papers"][slug]}
+    params["papers"][slug]["prepare"].update(prepare)
+    return params
+
+
+def check_smoke_report(work: Path, log: str, root: Path, slug: str, claim_ids: set[str]) -> str:
+    """Every stage of ``slug`` ran in the smoke repo, its claims.json has these claims and passes the shared
+    checker; returns the report's README.md."""
+    import json
+
+    for stage in ("prepare", "validate", "train", "evaluate", "report"):
+        assert f"Running stage '{stage}@{slug}'" in log
+    claims = json.loads((work / "reports" / slug / "claims.json").read_text())
+    assert claims["profile"] == "smoke" and set(claims["claims"]) == claim_ids
+    checker = root.parent / "shared" / "tools" / "check_claims.py"
+    if checker.exists():
+        res = subprocess.run([sys.executable, str(checker), slug], cwd=work, capture_output=True, text=True)
+        assert res.returncode == 0, res.stdout
+    return (work / "reports" / slug / "README.md").read_text()

@@ -13,6 +13,7 @@ import yaml
 from icml25.errors import UserError
 from icml25.runner import run_stage
 from models.ghost.graph import load_planetoid
+from tests.conftest import paper_params
 
 
 def write_planetoid(root, name="Cora", n_train=6, n_test=4, n_extra=500, features=5, classes=3, seed=0):
@@ -61,12 +62,7 @@ def test_planetoid_loader_names_the_missing_files(tmp_path):
 
 
 def _params(root, **prepare):
-    from icml25.params import load_yaml
-
-    params = load_yaml(root / "params.yaml")
-    params["papers"] = {"ghost": params["papers"]["ghost"]}
-    params["papers"]["ghost"]["prepare"].update(prepare)
-    return params
+    return paper_params(root, "ghost", **prepare)
 
 
 def test_prepare_stage_reads_planetoid_behind_the_source_switch(tmp_path, root):

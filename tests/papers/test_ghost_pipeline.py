@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from icml25.store import local_s3
-from tests.conftest import dvc
+from tests.conftest import check_smoke_report, dvc
 
 SLUG = "ghost"
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -18,16 +15,7 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 def test_smoke_repro_writes_ghost_report_and_artifacts(smoke_repo, root):
     work, log = smoke_repo
-    for stage in ("prepare", "validate", "train", "evaluate", "report"):
-        assert f"Running stage '{stage}@{SLUG}'" in log
-    claims = json.loads((work / "reports" / SLUG / "claims.json").read_text())
-    assert claims["profile"] == "smoke"
-    assert set(claims["claims"]) == {"beats_baselines", "above_chance", "proxy_fidelity"}
-    checker = root.parent / "shared" / "tools" / "check_claims.py"
-    if checker.exists():
-        res = subprocess.run([sys.executable, str(checker), SLUG], cwd=work, capture_output=True, text=True)
-        assert res.returncode == 0, res.stdout
-    readme = (work / "reports" / SLUG / "README.md").read_text()
+    readme = check_smoke_report(work, log, root, SLUG, {"beats_baselines", "above_chance", "proxy_fidelity"})
     for fig in ("accuracy.png", "label_distribution.png"):
         assert f"figures/{fig}" in readme
         assert (work / "reports" / SLUG / "figures" / fig).stat().st_size > 1000

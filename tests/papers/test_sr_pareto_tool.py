@@ -12,7 +12,7 @@ import yaml
 from icml25.errors import UserError
 from icml25.runner import run_stage
 from models.sr_pareto.data import planted
-from tests.conftest import icml25
+from tests.conftest import icml25, paper_params
 
 COLUMNS = "EquationLength,EquationStructure,EquationParameters,NumericalIterations,MSE,R2"
 
@@ -72,12 +72,7 @@ def write_pmlb(root, name, rows=30):
 
 
 def _params(root, **prepare):
-    from icml25.params import load_yaml
-
-    params = load_yaml(root / "params.yaml")
-    params["papers"] = {"sr_pareto": params["papers"]["sr_pareto"]}
-    params["papers"]["sr_pareto"]["prepare"].update(prepare)
-    return params
+    return paper_params(root, "sr_pareto", **prepare)
 
 
 def test_prepare_reads_pmlb_files_behind_the_source_switch(tmp_path, root):
