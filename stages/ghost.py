@@ -302,22 +302,16 @@ def evaluate(ctx: StageContext) -> None:
         run_dir = ctx.paths.trained / f"run{r}"
         names = sorted(p.stem for p in (run_dir / "models").glob("*.safetensors"))
         models = {n: _load(run_dir, n) for n in names}
-        local = [n for n in names if n.startswith("local_")]
-        for n in names:
-            if n.startswith("local_"):
-                continue
-            acc.append({"run": r, "method": n, "accuracy": api.evaluate(models[n], fed)})
-        acc.append(
-            {
-                "run": r,
-                "method": "local",
-                "accuracy": float(np.mean([api.evaluate(models[n], fed) for n in local])),
-            }
-        )
+        accuracy = {n: api.evaluate(m, fed) for n, m in models.items()}
+        local = [accuracy[n] for n in names if n.startswith("local_")]
+        acc += [
+            {"run": r, "method": n, "accuracy": a} for n, a in accuracy.items() if not n.startswith("local_")
+        ]
+        acc.append({"run": r, "method": "local", "accuracy": float(np.mean(local))})
         sizes = [c.graph.num_nodes for c in fed.clients]
         ghost_pc = api.per_client_accuracy(models[f"ghost_{meta['headline']}"], fed)
         fedavg_pc = api.per_client_accuracy(models["fedavg"], fed)
-        for k, n in enumerate(local):
+        for k, local_acc in enumerate(local):
             per_client.append(
                 {
                     "run": r,
@@ -325,7 +319,7 @@ def evaluate(ctx: StageContext) -> None:
                     "nodes": sizes[k],
                     "ghost": ghost_pc[k],
                     "fedavg": fedavg_pc[k],
-                    "local_on_server_test": api.evaluate(models[n], fed),
+                    "local_on_server_test": local_acc,
                 }
             )
         for mode in MODES:

@@ -227,28 +227,13 @@ def _len(e) -> int:
     return length(e)
 
 
-def _table(exprs, fits):
-    import pandas as pd
-
-    from models.sr_pareto.grammar import length, show
-
-    return pd.DataFrame(
-        {
-            "expression": [show(e) for e in exprs],
-            "length": [length(e) for e in exprs],
-            "r2": [f.r2 for f in fits],
-            "mse": [f.mse for f in fits],
-            "params": [" ".join(repr(v) for v in f.params) for f in fits],
-            "nit": [f.nit for f in fits],
-        }
-    )
-
-
 @PAPER.stage("train")
 def train(ctx) -> None:
     """The search: one table per data set and method (every expression, its R^2, MSE, constants, iterations);
     data sets run in parallel (joblib)."""
     from joblib import Parallel, delayed
+
+    from models.sr_pareto.front import results_table
 
     p: Train = ctx.params.train
     meta = json.loads((ctx.paths.prepared / "meta.json").read_text())
@@ -260,9 +245,9 @@ def train(ctx) -> None:
     for name, res in zip(names, results, strict=True):
         folder = ctx.out / name
         folder.mkdir()
-        _table(res["exprs"], res["fast"]).to_csv(folder / "fast.csv", index=False)
+        results_table(res["exprs"], res["fast"]).to_csv(folder / "fast.csv", index=False)
         for opt, (exprs, fits) in res["protocol"].items():
-            _table(exprs, fits).to_csv(folder / f"protocol_{opt}.csv", index=False)
+            results_table(exprs, fits).to_csv(folder / f"protocol_{opt}.csv", index=False)
         summary[name] = {
             "expressions": len(res["exprs"]),
             "refined": res["refined"],
@@ -273,38 +258,6 @@ def train(ctx) -> None:
     (ctx.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
-def numbered_from_show(text: str) -> str:
-    """``Add(Mul(c,x0),c)`` -> ``Add(Mul(x[0],xdata[0]),x[1])`` (the published EquationStructure)."""
-    import itertools
-    import re
-
-    counter = itertools.count()
-    text = re.sub(r"x(\d+)", r"xdata[\1]", text)
-    return re.sub(r"\bc\b", lambda _: f"x[{next(counter)}]", text)
-
-
-def best_by_length(table):
-    """The front of a per-expression table: the first row of maximal R^2 at each length (NaN = invalid)."""
-    valid = table[table.r2.notna()]
-    idx = valid.groupby("length").r2.idxmax()
-    return valid.loc[idx].sort_values("length")
-
-
-def published(front_table, y_var: float):
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "EquationLength": front_table.length.to_numpy(),
-            "EquationStructure": [numbered_from_show(s) for s in front_table.expression],
-            "EquationParameters": [f"[{p}]" if isinstance(p, str) and p else "" for p in front_table.params],
-            "NumericalIterations": front_table.nit.to_numpy(),
-            "MSE": front_table.mse.to_numpy() * y_var,
-            "R2": front_table.r2.to_numpy(),
-        }
-    )
-
-
 @PAPER.stage("evaluate")
 def evaluate(ctx) -> None:
     """Fronts (all trees, the Karva space, the BFGS protocol), gplearn's population against the front, the
@@ -312,8 +265,14 @@ def evaluate(ctx) -> None:
     import numpy as np
     import pandas as pd
 
-    from models.sr_pareto.front import standardize
-    from models.sr_pareto.grammar import enumerate_full, enumerate_karva, karva_structures, show
+    from models.sr_pareto.front import best_by_length, published, standardize
+    from models.sr_pareto.grammar import (
+        count_official_style,
+        enumerate_full,
+        enumerate_karva,
+        karva_structures,
+        show,
+    )
     from models.sr_pareto.peer import gplearn_population
 
     e: Evaluate = ctx.params.evaluate
@@ -381,7 +340,7 @@ def evaluate(ctx) -> None:
             row[f"full L={n}"] = len(full.get(n, []))
         row["full total"] = sum(len(v) for v in full.values())
         row["karva3 total"] = sum(len(v) for v in k3.values())
-        row["karva3 official-style total"] = _official_count(d, 3)
+        row["karva3 official-style total"] = count_official_style(d, 3)
         if e.count_karva4:
             row["karva4 total"] = sum(len(v) for v in enumerate_karva(d, 4).values())
         counts.append(row)
@@ -395,26 +354,6 @@ def evaluate(ctx) -> None:
         )
         + "\n"
     )
-
-
-def _official_count(n_features: int, head: int) -> int:
-    """The official generator's count: structures de-duplicated, leaf assignments not (Add(x0,x1) and
-    Add(x1,x0) both counted), constant-only nodes collapsed."""
-    import itertools
-
-    from models.sr_pareto.grammar import C, R, karva_structures, leaves, n_leaves
-
-    def assign(s, it):
-        if s == R:
-            return next(it)
-        a, b = assign(s[1], it), assign(s[2], it)
-        return C if a == C and b == C else (s[0], a, b)
-
-    seen = set()
-    for s in karva_structures(head):
-        for choice in itertools.product(leaves(n_features), repeat=n_leaves(s)):
-            seen.add(assign(s, iter(choice)))
-    return len(seen)
 
 
 @PAPER.stage("report", sections=STAGES)

@@ -181,7 +181,8 @@ def fit_batched(exprs: Sequence[Expr], X: np.ndarray, y: np.ndarray, seed: int =
                 g0 = g.evaluate(np.zeros((rows.size, k)), rows)
                 with np.errstate(all="ignore"):
                     G = np.stack(
-                        [g.evaluate(np.tile(np.eye(k)[j], (rows.size, 1)), rows) - g0 for j in range(k)], axis=2
+                        [g.evaluate(np.tile(np.eye(k)[j], (rows.size, 1)), rows) - g0 for j in range(k)],
+                        axis=2,
                     )
                 good = np.isfinite(g0).all(axis=1) & np.isfinite(G).all(axis=(1, 2))
                 if good.any():

@@ -108,6 +108,19 @@ def paper_start(k: int, seed: int) -> np.ndarray:
     return 2.0 * np.random.RandomState(seed).rand(k) - 1.0
 
 
+def _minimize(f, c0: np.ndarray, X: np.ndarray, y: np.ndarray, method: str) -> Fit:
+    """One ``scipy.optimize.minimize`` of the MSE from ``c0`` with default options; an optimiser error or a
+    non-finite result is INVALID."""
+    cost = lambda c: _mse(f, c, X, y)  # noqa: E731
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            res = minimize(cost, c0, method=method)
+    except (ValueError, FloatingPointError, np.linalg.LinAlgError, OverflowError):
+        return INVALID
+    return _result(f, res.x, X, y, getattr(res, "nit", 0))
+
+
 def fit_protocol(
     e: Expr, X: np.ndarray, y: np.ndarray, method: str = "BFGS", seed: int = 11284, f=None
 ) -> Fit:
@@ -116,37 +129,17 @@ def fit_protocol(
     k = n_constants(e)
     if k == 0:
         return _result(f, np.zeros(0), X, y, 0)
-    cost = lambda c: _mse(f, c, X, y)  # noqa: E731
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            res = minimize(cost, paper_start(k, seed), method=method)
-    except (ValueError, FloatingPointError, np.linalg.LinAlgError, OverflowError):
-        return INVALID
-    return _result(f, res.x, X, y, getattr(res, "nit", 0))
+    return _minimize(f, paper_start(k, seed), X, y, method)
 
 
 def refine(e: Expr, X: np.ndarray, y: np.ndarray, start: Fit, seed: int = 11284, f=None) -> Fit:
     """The best of ``start`` and BFGS runs from its constants and from the paper's start."""
     f = f or compile_expr(e)
     best = start
-    k = n_constants(e)
-    if k == 0:
+    if n_constants(e) == 0:
         return best
-    for fit in (fit_protocol(e, X, y, "BFGS", seed, f), _bfgs_from(f, np.asarray(start.params), X, y)):
+    from_start = _minimize(f, np.asarray(start.params), X, y, "BFGS") if start.params else INVALID
+    for fit in (fit_protocol(e, X, y, "BFGS", seed, f), from_start):
         if not math.isnan(fit.r2) and (math.isnan(best.r2) or fit.r2 > best.r2):
             best = fit
     return best
-
-
-def _bfgs_from(f, c0: np.ndarray, X, y) -> Fit:
-    if c0.size == 0:
-        return INVALID
-    cost = lambda c: _mse(f, c, X, y)  # noqa: E731
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            res = minimize(cost, c0, method="BFGS")
-    except (ValueError, FloatingPointError, np.linalg.LinAlgError, OverflowError):
-        return INVALID
-    return _result(f, res.x, X, y, res.nit)

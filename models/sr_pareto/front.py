@@ -11,14 +11,15 @@ generator drops the remainder chunk), and :func:`evaluate_all` returns one resul
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from .fit import OPTIMIZERS, Fit, compile_expr, fit_protocol, refine
-from .grammar import Expr, enumerate_full, enumerate_karva, length, numbered
+from .grammar import Expr, enumerate_full, enumerate_karva, length, show
 
 COLUMNS = ["EquationLength", "EquationStructure", "EquationParameters", "NumericalIterations", "MSE", "R2"]
 
@@ -87,39 +88,51 @@ def evaluate_all(
     return results
 
 
-@dataclass(frozen=True)
-class Row:
-    expr: Expr
-    fit: Fit
+def results_table(exprs: Sequence[Expr], fits: Sequence[Fit]):
+    """One row per expression: its printed form, length, R^2 (NaN: invalid), MSE (standardised), constants
+    (space-separated reprs) and iterations: what the train stage stores and every front is read from."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "expression": [show(e) for e in exprs],
+            "length": [length(e) for e in exprs],
+            "r2": [f.r2 for f in fits],
+            "mse": [f.mse for f in fits],
+            "params": [" ".join(repr(v) for v in f.params) for f in fits],
+            "nit": [f.nit for f in fits],
+        }
+    )
 
 
-def front(exprs: Sequence[Expr], fits: Sequence[Fit]) -> dict[int, Row]:
-    """The best valid expression of each length (ties: the first in enumeration order)."""
-    best: dict[int, Row] = {}
-    for e, f in zip(exprs, fits, strict=True):
-        if math.isnan(f.r2):
-            continue
-        n = length(e)
-        if n not in best or f.r2 > best[n].fit.r2:
-            best[n] = Row(e, f)
-    return dict(sorted(best.items()))
+def best_by_length(table):
+    """The front of a results table: the first row of maximal R^2 at each length (NaN rows are invalid)."""
+    valid = table[table.r2.notna()]
+    return valid.loc[valid.groupby("length").r2.idxmax()].sort_values("length")
 
 
-def front_rows(best: dict[int, Row], y_var: float) -> list[dict]:
-    rows = []
-    for n, r in best.items():
-        params = np.array2string(np.asarray(r.fit.params), precision=17) if r.fit.params else ""
-        rows.append(
-            {
-                "EquationLength": n,
-                "EquationStructure": numbered(r.expr),
-                "EquationParameters": params,
-                "NumericalIterations": r.fit.nit,
-                "MSE": r.fit.mse * y_var,
-                "R2": r.fit.r2,
-            }
-        )
-    return rows
+def structure(text: str) -> str:
+    """``Add(Mul(c,x0),c)`` -> ``Add(Mul(x[0],xdata[0]),x[1])`` (the published EquationStructure)."""
+    counter = itertools.count()
+    text = re.sub(r"x(\d+)", r"xdata[\1]", text)
+    return re.sub(r"\bc\b", lambda _: f"x[{next(counter)}]", text)
+
+
+def published(front_table, y_var: float):
+    """A front in the published columns; MSE back in y's original units."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "EquationLength": front_table.length.to_numpy(),
+            "EquationStructure": [structure(s) for s in front_table.expression],
+            "EquationParameters": [f"[{p}]" if isinstance(p, str) and p else "" for p in front_table.params],
+            "NumericalIterations": front_table.nit.to_numpy(),
+            "MSE": front_table.mse.to_numpy() * y_var,
+            "R2": front_table.r2.to_numpy(),
+        },
+        columns=COLUMNS,
+    )
 
 
 def refine_front(
@@ -159,4 +172,4 @@ def apo_front(
     fits = evaluate_all(exprs, Xt, yz, optimizer, seed, n_jobs=n_jobs, progress=progress)
     if optimizer == "fast":
         fits, _ = refine_front(exprs, fits, Xt, yz, seed)
-    return front_rows(front(exprs, fits), y_var)
+    return published(best_by_length(results_table(exprs, fits)), y_var).to_dict("records")

@@ -149,15 +149,18 @@ def n_constants(e: Expr) -> int:
     return 0 if len(e) < 3 else n_constants(e[1]) + n_constants(e[2])
 
 
-def numbered(e: Expr) -> str:
-    """The published ``EquationStructure``: features ``xdata[i]``, constants ``x[j]`` numbered left to right."""
-    counter = itertools.count()
+def count_official_style(n_features: int, head_length: int) -> int:
+    """The official generator's expression count: structures de-duplicated, leaf assignments not (Add(x0,x1)
+    and Add(x1,x0) both counted), constant-only nodes collapsed."""
 
-    def walk(e: Expr) -> str:
-        if e[0] == "x":
-            return f"xdata[{e[1]}]"
-        if e == C:
-            return f"x[{next(counter)}]"
-        return f"{e[0]}({walk(e[1])},{walk(e[2])})"
+    def fill(s: Expr, it) -> Expr:
+        if s == R:
+            return next(it)
+        a, b = fill(s[1], it), fill(s[2], it)
+        return C if a == C and b == C else (s[0], a, b)
 
-    return walk(e)
+    seen = set()
+    for s in karva_structures(head_length):
+        for choice in itertools.product(leaves(n_features), repeat=n_leaves(s)):
+            seen.add(fill(s, iter(choice)))
+    return len(seen)
