@@ -210,28 +210,33 @@ def proxy_fidelity(
         ]
     )
     gen = torch.Generator().manual_seed(seed)
-    rows = []
-    for k, g in enumerate(generators):
-        mine = train & torch.as_tensor(part.client == k)
-        counts = torch.bincount(y[mine], minlength=C)
-        cents = torch.stack([x[mine & (y == c)].mean(0) if counts[c] > 0 else global_c[c] for c in range(C)])
-        g.train()  # as the server samples them: the official code never calls eval() on a generator
-        for c in range(C):
-            if counts[c] < min_train:
-                continue
-            mean = g.sample(torch.full((samples,), c, dtype=torch.long), generator=gen).mean(0)
-            cos = torch.nn.functional.cosine_similarity(mean[None], cents, dim=1)
-            others = torch.cat([cos[:c], cos[c + 1 :]])
-            rows.append(
-                {
-                    "client": k,
-                    "class": c,
-                    "train_nodes": int(counts[c]),
-                    "cos_own": float(cos[c]),
-                    "cos_best_other": float(others.max()) if len(others) else float("-inf"),
-                    "closest": bool((cos[c] > others).all()),
-                }
+    # the generators' dropout draws from the global RNG: seed it here and restore it afterwards
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        rows = []
+        for k, g in enumerate(generators):
+            mine = train & torch.as_tensor(part.client == k)
+            counts = torch.bincount(y[mine], minlength=C)
+            cents = torch.stack(
+                [x[mine & (y == c)].mean(0) if counts[c] > 0 else global_c[c] for c in range(C)]
             )
+            g.train()  # as the server samples them: the official code never calls eval() on a generator
+            for c in range(C):
+                if counts[c] < min_train:
+                    continue
+                mean = g.sample(torch.full((samples,), c, dtype=torch.long), generator=gen).mean(0)
+                cos = torch.nn.functional.cosine_similarity(mean[None], cents, dim=1)
+                others = torch.cat([cos[:c], cos[c + 1 :]])
+                rows.append(
+                    {
+                        "client": k,
+                        "class": c,
+                        "train_nodes": int(counts[c]),
+                        "cos_own": float(cos[c]),
+                        "cos_best_other": float(others.max()) if len(others) else float("-inf"),
+                        "closest": bool((cos[c] > others).all()),
+                    }
+                )
     return rows
 
 

@@ -226,3 +226,13 @@ def test_same_seed_same_models(sbm):
         assert all(
             torch.equal(x, y) for x, y in zip(ga.state_dict().values(), gb.state_dict().values(), strict=True)
         )
+
+
+def test_proxy_fidelity_does_not_depend_on_the_global_rng(sbm):
+    fed = api.federate(sbm, make_partition(sbm, 3, 0.5, 5, seed=0))
+    gens = [api.Generator(4, 16) for _ in fed.clients]
+    first = api.proxy_fidelity(gens, fed, samples=50, min_train=2)
+    torch.rand(7)  # move the global generator: dropout must not see it
+    state = torch.get_rng_state()
+    assert api.proxy_fidelity(gens, fed, samples=50, min_train=2) == first
+    assert torch.equal(torch.get_rng_state(), state)  # and the caller's RNG is left as it was
