@@ -79,6 +79,7 @@ CATALOGUE: tuple[Entry, ...] = (
         "Efficient cross-conformal prediction",
         "Gasparin & Ramdas",
         "matteogaspa/EffCrossCP",
+        has_tools=True,
     ),
     Entry(
         15,
