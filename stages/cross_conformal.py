@@ -454,6 +454,22 @@ def _cross_rows(scores, mu, y, alpha, u, grid=None):
     return rows, nest, ident, ties
 
 
+def _fold_rows(scores, f, b, y_test, alpha, u, checks: dict, grid=None) -> list:
+    """Rows of the cross methods and of split (alpha, 2 alpha) and CV+, for replicate / split b of the fitted
+    arrays f; adds the exactness counts to ``checks``."""
+    from models.cross_conformal.baselines import cv_plus_from_folds, split_interval
+
+    rows, nest, ident, ties = _cross_rows(scores, f["mu"][b], y_test, alpha, u, grid)
+    checks["nesting"] += nest
+    checks["identity"] += ident
+    checks["boundary_ties"] += ties
+    checks["points"] += len(y_test)
+    for name, level in (("split", alpha), ("split_2alpha", 2 * alpha)):
+        rows.append(_interval_rows(name, *split_interval(f["split_res"][b], f["split_mu"][b], level), y_test))
+    rows.append(_interval_rows("cv+", *cv_plus_from_folds(scores.residuals, f["mu"][b], alpha), y_test))
+    return rows
+
+
 def _interval_rows(name, lower, upper, y):
     import numpy as np
 
@@ -482,9 +498,7 @@ def evaluate(ctx: StageContext) -> None:
 
     from models.cross_conformal.baselines import (
         cv_plus,
-        cv_plus_from_folds,
         full_conformal_linear,
-        split_interval,
     )
     from models.cross_conformal.core import FoldScores
     from models.cross_conformal.regressor import MinNormOLS, make_estimator
@@ -499,7 +513,7 @@ def evaluate(ctx: StageContext) -> None:
     }
     records = []
 
-    def add(where: dict, rows, **keys):
+    def add(rows, **keys):
         for construction, method, hit, width, n_int in rows:
             for t in range(len(hit)):
                 records.append(
@@ -528,20 +542,7 @@ def evaluate(ctx: StageContext) -> None:
                 ev.unstable_grid_factor if unstable else 1.0,
                 ev.unstable_grid_points if unstable else ev.grid_points,
             )
-            rows, nest, ident, ties = _cross_rows(scores, f["mu"][b], y_test, a, u_all[b], grid)
-            checks["simulation"]["boundary_ties"] += ties
-            checks["simulation"]["nesting"] += nest
-            checks["simulation"]["identity"] += ident
-            checks["simulation"]["points"] += len(y_test)
-            rows.append(
-                _interval_rows("split", *split_interval(f["split_res"][b], f["split_mu"][b], a), y_test)
-            )
-            rows.append(
-                _interval_rows(
-                    "split_2alpha", *split_interval(f["split_res"][b], f["split_mu"][b], 2 * a), y_test
-                )
-            )
-            rows.append(_interval_rows("cv+", *cv_plus_from_folds(scores.residuals, f["mu"][b], a), y_test))
+            rows = _fold_rows(scores, f, b, y_test, a, u_all[b], checks["simulation"], grid)
             if "loo_res" in f:
                 rows.append(
                     _interval_rows("jackknife+", *cv_plus(f["loo_res"][b], f["loo_mu"][b], a), y_test)
@@ -556,7 +557,7 @@ def evaluate(ctx: StageContext) -> None:
                         MinNormOLS(), d["X"][b, :n], y_train, d["X"][b, n:], sim["folds"], a, ctx.seed + b
                     )
                 rows.append(_interval_rows("mapie_cv+", lo, hi, y_test))
-            add(checks["simulation"], rows, data="simulation", model="ols", K=sim["folds"], p=p, rep=b)
+            add(rows, data="simulation", model="ols", K=sim["folds"], p=p, rep=b)
         ctx.log.info("simulation p = %d evaluated", p)
 
     real = meta["real"]
@@ -571,22 +572,7 @@ def evaluate(ctx: StageContext) -> None:
                 y_test = yall[te]
                 u = np.random.default_rng([ctx.seed, K, b, 11]).random(len(te))
                 scores = FoldScores(f["res"][b])
-                rows, nest, ident, ties = _cross_rows(scores, f["mu"][b], y_test, a, u)
-                checks["real"]["boundary_ties"] += ties
-                checks["real"]["nesting"] += nest
-                checks["real"]["identity"] += ident
-                checks["real"]["points"] += len(te)
-                rows.append(
-                    _interval_rows("split", *split_interval(f["split_res"][b], f["split_mu"][b], a), y_test)
-                )
-                rows.append(
-                    _interval_rows(
-                        "split_2alpha", *split_interval(f["split_res"][b], f["split_mu"][b], 2 * a), y_test
-                    )
-                )
-                rows.append(
-                    _interval_rows("cv+", *cv_plus_from_folds(scores.residuals, f["mu"][b], a), y_test)
-                )
+                rows = _fold_rows(scores, f, b, y_test, a, u, checks["real"])
                 if ev.mapie:
                     est = make_estimator(
                         name, seed=ctx.seed + b, lasso_alpha=meta["lasso_alpha"], trees=meta["rf_trees"]
@@ -595,7 +581,7 @@ def evaluate(ctx: StageContext) -> None:
                         warnings.simplefilter("ignore")
                         lo, hi = _mapie_cv_plus(est, Xall[tr], yall[tr], Xall[te], K, a, ctx.seed + b)
                     rows.append(_interval_rows("mapie_cv+", lo, hi, y_test))
-                add(checks["real"], rows, data=real["name"], model=name, K=K, p=Xall.shape[1], rep=b)
+                add(rows, data=real["name"], model=name, K=K, p=Xall.shape[1], rep=b)
             ctx.log.info("real data %s, K = %d evaluated", name, K)
     pd.DataFrame(records).to_csv(ctx.out / "sets.csv.gz", index=False)
     checks["alpha"] = a
