@@ -57,7 +57,14 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry(7, "star", "STAR: rotation-augmented residual skill quantization", "Li et al.", "not released"),
     Entry(8, "hyper", "Hyper: hyperparameter-robust exploration", "Wang et al.", "none public"),
     Entry(9, "autospeculative", "Autospeculative decoding for DDPMs", "Hu et al.", "none public"),
-    Entry(10, "lsmooth_gd", "GD step size under ell-generalized smoothness", "Tyurin", "theory paper"),
+    Entry(
+        10,
+        "lsmooth_gd",
+        "GD step size under ell-generalized smoothness",
+        "Tyurin",
+        "theory paper",
+        has_tools=True,
+    ),
     Entry(11, "neuroalgebraic", "Neuroalgebraic geometry (position paper)", "Marchetti et al.", "none"),
     Entry(
         12,

@@ -1,0 +1,177 @@
+"""ell-generalized smoothness and the step-size rule of Tyurin (ICML 2025).
+
+Assumption: ||hess f(x)|| <= ell(||grad f(x)||) with ell: [0, inf) -> (0, inf) non-decreasing and positive.
+Lemma: for q(s) = int_0^s dv / ell(||grad f(x)|| + v) and ||y - x|| < q(inf),
+f(y) <= f(x) + <grad f(x), y - x> + int_0^{||y - x||} q^{-1}(t) dt. Minimising this bound along -grad f gives
+the step length q(||grad f||), that is
+
+    x_{k+1} = x_k - gamma_k grad f(x_k),   gamma_k = int_0^1 dv / ell(s_k (1 + v)),   s_k = ||grad f(x_k)||,
+
+and, q^{-1} being convex, the descent f(x_{k+1}) <= f(x_k) - gamma_k s_k^2 / 2, with 1/ell(2 s) <= gamma <= 1/ell(s).
+
+Closed forms (gamma = 1/ell(0) at s = 0):
+- constant ell = L:            gamma = 1/L;
+- (L0, L1): ell = L0 + L1 s:    gamma = log1p(L1 s / (L0 + L1 s)) / (L1 s)   (-> 1/L0 as s -> 0, ~ ln 2/(L1 s) as
+  s -> inf, like normalised GD);
+- ell = (a + b s)^2:            gamma = 1 / ((a + b s)(a + 2 b s))   ((1 + s)^2: 1/((1 + s)(1 + 2 s))).
+Any other ell: adaptive quadrature (scipy.integrate.quad, relative tolerance 1e-12).
+
+An ell can be written as an expression in ``s`` (numbers, s, + - * / ** and parentheses), parsed by an
+allow-listed walk over Python's AST (never eval; sympy's parsers call eval). It must be positive and
+non-decreasing: both are checked on a log-spaced grid of s in [0, 1e8] when the expression is parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+CHECK_GRID = [0.0] + [10.0**e for e in range(-6, 9)] + [x * 10.0**e for e in range(-3, 8) for x in (2, 5)]
+
+
+def _compile(node: ast.AST, text: str) -> Callable[[float], float]:
+    if isinstance(node, ast.Expression):
+        return _compile(node.body, text)
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
+        c = float(node.value)
+        return lambda s: c
+    if isinstance(node, ast.Name):
+        if node.id != "s":
+            raise ValueError(
+                f"ell {text!r}: unknown name {node.id!r} (only s, the gradient norm, is allowed)"
+            )
+        return lambda s: s
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _compile(node.operand, text)
+        return (lambda s: -inner(s)) if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        f, a, b = _BINOPS[type(node.op)], _compile(node.left, text), _compile(node.right, text)
+        return lambda s: f(a(s), b(s))
+    what = type(node).__name__
+    raise ValueError(f"ell {text!r}: {what} is not allowed (only numbers, s, + - * / ** and parentheses)")
+
+
+@dataclass(frozen=True)
+class Ell:
+    """ell(s) with its closed form when one applies: kind in {"constant", "affine", "square", "general"} and
+    the coefficients (L,), (L0, L1) or (a, b)."""
+
+    fn: Callable[[float], float]
+    kind: str = "general"
+    coef: tuple[float, ...] = ()
+    text: str = ""
+
+    def __call__(self, s: float) -> float:
+        return self.fn(s)
+
+    @staticmethod
+    def constant(L: float) -> Ell:
+        _positive(L, "L")
+        return Ell(lambda s: L, "constant", (L,), f"{L:g}")
+
+    @staticmethod
+    def affine(L0: float, L1: float) -> Ell:
+        _positive(L0, "L0")
+        if L1 < 0:
+            raise ValueError(f"L1 must be >= 0, got {L1}")
+        if L1 == 0:
+            return Ell.constant(L0)
+        return Ell(lambda s: L0 + L1 * s, "affine", (L0, L1), f"{L0:g} + {L1:g} s")
+
+    @staticmethod
+    def square(a: float, b: float) -> Ell:
+        _positive(a, "a")
+        if b < 0:
+            raise ValueError(f"b must be >= 0, got {b}")
+        return Ell(lambda s: (a + b * s) ** 2, "square", (a, b), f"({a:g} + {b:g} s)^2")
+
+    @staticmethod
+    def parse(text: str) -> Ell:
+        """An ell from an expression in s; recognises the closed-form families; checks positivity and
+        monotonicity on a grid."""
+        try:
+            tree = ast.parse(str(text).strip().replace("^", "**"), mode="eval")
+        except SyntaxError:
+            raise ValueError(f"ell {text!r}: not a valid expression") from None
+        raw = _compile(tree, text)
+
+        def fn(s: float) -> float:
+            return float(raw(float(s)))
+
+        values = []
+        for s in CHECK_GRID:
+            try:
+                v = fn(s)
+            except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+                raise ValueError(f"ell {text!r} is not defined at s = {s:g}") from None
+            if isinstance(v, complex) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"ell {text!r} must be positive and finite; ell({s:g}) = {v}")
+            values.append((s, v))
+        values.sort()
+        for (s0, v0), (s1, v1) in zip(values, values[1:], strict=False):
+            if v1 < v0 * (1 - 1e-12):
+                raise ValueError(
+                    f"ell {text!r} must be non-decreasing; ell({s0:g}) = {v0:g} > ell({s1:g}) = {v1:g}"
+                )
+        return _recognise(fn, str(text))
+
+
+def _positive(x: float, name: str) -> None:
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be positive and finite, got {x}")
+
+
+def _recognise(fn: Callable[[float], float], text: str) -> Ell:
+    """The closed-form family of a parsed ell, if it is one (checked at several points to 1e-12)."""
+    pts = [0.0, 0.5, 1.0, 3.0, 10.0, 1e3]
+    v = [fn(s) for s in pts]
+
+    def close(a: float, b: float) -> bool:
+        return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+
+    if all(close(x, v[0]) for x in v):
+        return Ell(fn, "constant", (v[0],), text)
+    L0, L1 = v[0], v[2] - v[0]
+    if all(close(x, L0 + L1 * s) for s, x in zip(pts, v, strict=True)):
+        return Ell(fn, "affine", (L0, L1), text)
+    r = [math.sqrt(x) for x in v]
+    a, b = r[0], r[2] - r[0]
+    if b >= 0 and all(close(x, (a + b * s) ** 2) for s, x in zip(pts, v, strict=True)):
+        return Ell(fn, "square", (a, b), text)
+    return Ell(fn, "general", (), text)
+
+
+def step_size(ell: Ell, s: float, method: str = "auto") -> float:
+    """gamma = int_0^1 dv / ell(s (1 + v)); ``method`` "auto" (closed form when known) or "quad"."""
+    s = float(s)
+    if not (math.isfinite(s) and s >= 0):
+        raise ValueError(f"the gradient norm must be finite and >= 0, got {s}")
+    if s == 0.0:
+        return 1.0 / ell(0.0)
+    if method == "auto":
+        if ell.kind == "constant":
+            return 1.0 / ell.coef[0]
+        if ell.kind == "affine":
+            L0, L1 = ell.coef
+            return math.log1p(L1 * s / (L0 + L1 * s)) / (L1 * s)
+        if ell.kind == "square":
+            a, b = ell.coef
+            return 1.0 / ((a + b * s) * (a + 2 * b * s))
+    from scipy.integrate import quad
+
+    value, _ = quad(lambda v: 1.0 / ell(s * (1.0 + v)), 0.0, 1.0, epsabs=0.0, epsrel=1e-12, limit=200)
+    return value
