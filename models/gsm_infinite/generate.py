@@ -96,7 +96,8 @@ def problem_set(
     seed: int = 0,
     count: Callable[[str], int] | None = None,
 ) -> Iterator[dict]:
-    """n problems per op (realistic: forward and reverse alternate), with stable ids."""
+    """n problems per op (realistic: forward and reverse alternate), with stable ids, one at a time (each is
+    written and dropped by the caller: holding thousands of fresh containers only feeds the garbage collector)."""
     check_subset(subset)
     if n < 1:
         raise ValueError(f"n must be >= 1 problem per op, got {n}")

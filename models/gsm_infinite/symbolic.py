@@ -42,26 +42,28 @@ _QUERY = re.compile(r"can be derived and equals (-?\d+)\.")
 
 def _shuffled(draw, items: list) -> list:
     """A uniformly random permutation (sorting by i.i.d. uniform keys: ties have probability ~0)."""
-    keys = [draw() for _ in items]
-    return [x for _, x in sorted(zip(keys, items, strict=True))]
+    return sorted(items, key=lambda _: draw())
 
 
 def _tree(draw, names: list[str]) -> tuple[list[str], list[int]]:
-    """A random recursive tree on a random order of ``names``: (the order, the parent index of nodes 1..n-1),
-    the parent of node i uniform on 0..i-1."""
-    order = _shuffled(draw, names)
-    return order, [int(draw() * i) for i in range(1, len(order))]
+    """A random recursive tree on ``names`` (already in a uniformly random order, as drawn): (the order, the
+    parent index of nodes 1..n-1), the parent of node i uniform on 0..i-1."""
+    return names, [int(draw() * i) for i in range(1, len(names))]
 
 
 def _names(rng: random.Random, count: int) -> list[str]:
-    """``count`` distinct names V000000..V999999, uniformly (rejection from 20 random bits)."""
-    bits = rng.getrandbits
+    """``count`` distinct names V000000..V999999 in a uniformly random order (a uniform sample without
+    replacement is already randomly ordered): 20-bit draws, rejecting values >= 10^6 and repeats."""
     chosen: dict[int, None] = {}
     while len(chosen) < count:
-        i = bits(20)
-        if i < NAME_SPACE:
-            chosen[i] = None
-    return [f"V{i:06d}" for i in chosen]
+        need = count - len(chosen) + 1
+        block = rng.getrandbits(20 * need)
+        for _ in range(need):
+            i = block & 0xFFFFF
+            block >>= 20
+            if i < NAME_SPACE:
+                chosen[i] = None
+    return [f"V{i:06d}" for i in list(chosen)[:count]]
 
 
 _DELTA = (0, 1, -1)
@@ -85,22 +87,40 @@ def _noise_tree(rng: random.Random, count: int, taken: set[str]) -> tuple[list[s
     return names, parents, kinds
 
 
-def generate_symbolic(op: int, seed: int, noise_statements: int = 0) -> dict:
-    """One problem: prompt, answer (list of variable names), reference solution and the structured graph
-    (``core``: rows [name, parent, op, value] in a derivation order, the root first; the noise tree as
-    ``noise_names`` (its never-assigned root first), ``noise_parent`` and ``noise_op`` codes)."""
+def _check(op: int, noise_statements: int) -> None:
     if not isinstance(op, int) or op < 1:
         raise ValueError(f"op must be an integer >= 1, got {op!r}")
     if not isinstance(noise_statements, int) or noise_statements < 0:
         raise ValueError(f"noise_statements must be an integer >= 0, got {noise_statements!r}")
+
+
+def generate_symbolic(op: int, seed: int, noise_statements: int = 0) -> dict:
+    """One problem: prompt, answer (list of variable names), reference solution and the structured graph
+    (``core``: rows [name, parent, op, value] in a derivation order, the root first; the noise tree as
+    ``noise_names`` (its never-assigned root first), ``noise_parent`` and ``noise_op`` codes)."""
+    _check(op, noise_statements)
     rng = random.Random(seed)
     draw = rng.random
-    n_noise = noise_statements + 1 if noise_statements else 0  # a tree of k statements has k + 1 nodes
     core, parents = _tree(draw, _names(rng, op))
     kinds = [int(draw() * 3) for _ in parents]
-    value = [int(draw() * 11)]
-    statements = [f"assign {core[0]} = {value[0]}"]
-    rows = [[core[0], None, None, value[0]]]
+    root_value = int(draw() * 11)
+    query_index = int(draw() * op)
+    noise = _noise_tree(rng, noise_statements + 1, set(core)) if noise_statements else ([None], [], [])
+    total = op + noise_statements
+    if noise_statements:
+        perm = np.random.default_rng(rng.getrandbits(64)).permutation(total).tolist()
+    else:
+        perm = _shuffled(draw, list(range(total)))
+    return _assemble(op, seed, core, parents, kinds, root_value, query_index, noise, perm)
+
+
+def _assemble(op, seed, core, parents, kinds, root_value, query_index, noise, perm) -> dict:
+    """The problem's texts and graph from its draws (noise = (names, parent indices, op codes))."""
+    noise_names, noise_parents, noise_kinds = noise
+    n_noise = len(noise_parents)
+    value = [root_value]
+    statements = [f"assign {core[0]} = {root_value}"]
+    rows = [[core[0], None, None, root_value]]
     steps = []
     for i, (j, k) in enumerate(zip(parents, kinds, strict=True), 1):  # parents precede children in ``core``
         v = value[j] + _DELTA[k]
@@ -109,23 +129,18 @@ def generate_symbolic(op: int, seed: int, noise_statements: int = 0) -> dict:
         statements.append(f"assign {child} = {parent}{sym}")
         steps.append(f"{child} = {parent}{sym} = {value[j]}{sym} = {v}")
         rows.append([child, parent, _SHORT[k], v])
-    query_value = value[int(draw() * op)]
+    query_value = value[query_index]
     answer = [name for name, v in zip(core, value, strict=True) if v == query_value]
     if n_noise:
-        noise, noise_parents, noise_kinds = _noise_tree(rng, n_noise, set(core))
         statements += [
-            f"assign {noise[i]} = {noise[j]}{EDGE_OPS[k]}"
-            for i, j, k in zip(range(1, n_noise), noise_parents, noise_kinds, strict=True)
+            f"assign {noise_names[i]} = {noise_names[j]}{EDGE_OPS[k]}"
+            for i, j, k in zip(range(1, n_noise + 1), noise_parents, noise_kinds, strict=True)
         ]
-        order = np.random.default_rng(rng.getrandbits(64)).permutation(len(statements)).tolist()
-        context = " ".join([f"{statements[i]}." for i in order])
-    else:
-        noise, noise_parents, noise_kinds = [None], [], []
-        context = " ".join(f"{line}." for line in _shuffled(draw, statements))
+    context = " ".join([f"{statements[i]}." for i in perm])
     found = ", ".join(answer)
     solution = "\n".join(
         [
-            f"The only direct assignment is {core[0]} = {value[0]}.",
+            f"The only direct assignment is {core[0]} = {root_value}.",
             "Deriving from it:",
             *steps,
             f"The derivable variables equal to {query_value} are: {found}.",
@@ -137,15 +152,15 @@ def generate_symbolic(op: int, seed: int, noise_statements: int = 0) -> dict:
         "mode": None,
         "op": op,
         "seed": seed,
-        "noise_statements": noise_statements,
+        "noise_statements": n_noise,
         "prompt": f"<context>\n{context}\n</context>\n\n" + INSTRUCTION.format(value=query_value),
         "answer": answer,
         "solution": solution,
         "graph": {
             "core": rows,
-            "noise_root": noise[0],
+            "noise_root": noise_names[0],
             # noise node i >= 1: name noise_names[i], parent noise_names[noise_parent[i - 1]], op EDGE_OPS[code]
-            "noise_names": noise if n_noise else [],
+            "noise_names": noise_names if n_noise else [],
             "noise_parent": noise_parents,
             "noise_op": noise_kinds,
             "query_value": query_value,
