@@ -46,6 +46,16 @@ def peak_rss_mb(code: str) -> float:
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
+def stage_times(slug: str, root: Path = ROOT) -> dict[str, float]:
+    """Wall seconds of each stage's last run of ``slug`` in ``root`` (written by the runner under .dvc/tmp)."""
+    folder = root / ".dvc" / "tmp" / "icml25-timing" / slug
+    return {p.stem: json.loads(p.read_text())["wall_s"] for p in sorted(folder.glob("*.json"))}
+
+
+def stage_times_text(times: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.0f} s" for k, v in times.items())
+
+
 def machine() -> str:
     return f"{os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}"
 

@@ -10,7 +10,6 @@ peak memory each call allocates, and the stage times of the last quick-profile `
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -19,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._common import ROOT, timed, write  # noqa: E402
+from benchmarks._common import stage_times, stage_times_text, timed, write  # noqa: E402
 from models.cross_conformal import METHODS, CrossConformalRegressor, MinNormOLS  # noqa: E402
 from models.cross_conformal.baselines import cv_plus_from_folds  # noqa: E402
 from models.cross_conformal.core import grid_sets  # noqa: E402
@@ -108,16 +107,12 @@ def main() -> None:
                 }
             )
             print(rows[-1], flush=True)
-    timing = ROOT / ".dvc" / "tmp" / "icml25-timing" / "cross_conformal"
-    stages = {}
-    for f in sorted(timing.glob("*.json")) if timing.exists() else []:
-        rec = json.loads(f.read_text())
-        stages[rec["stage"]] = rec["wall_s"]
+    stages = stage_times("cross_conformal")
     if stages:
         rows.append(
             {
                 "workload": "quick profile, `dvc repro` (last run's stage wall times)",
-                "method": ", ".join(f"{k} {v:.0f} s" for k, v in stages.items()),
+                "method": stage_times_text(stages),
                 "median ms": round(1000 * sum(stages.values())),
                 "best ms": "",
                 "speed vs MAPIE": "",

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import timeit
 import tracemalloc
@@ -20,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks._common import ROOT, write  # noqa: E402
+from benchmarks._common import stage_times, stage_times_text, write  # noqa: E402
 from models.lsmooth_gd import Ell, LSmoothGD, step_size  # noqa: E402
 from models.lsmooth_gd.gd import FUNCTIONS, run_gd  # noqa: E402
 
@@ -74,21 +73,13 @@ def main() -> None:
             "comparison": f"peak allocated {peak:.2f} MiB",
         }
     )
-    timing = ROOT / ".dvc" / "tmp" / "icml25-timing" / "lsmooth_gd"
-    stages = (
-        {
-            json.loads(f.read_text())["stage"]: json.loads(f.read_text())["wall_s"]
-            for f in sorted(timing.glob("*.json"))
-        }
-        if timing.exists()
-        else {}
-    )
+    stages = stage_times("lsmooth_gd")
     if stages:
         rows.append(
             {
                 "what": "quick profile, `dvc repro` (last run's stage wall times)",
                 "ours": f"{sum(stages.values()):.0f} s",
-                "comparison": ", ".join(f"{k} {v:.0f} s" for k, v in stages.items()),
+                "comparison": stage_times_text(stages),
             }
         )
     for r in rows:

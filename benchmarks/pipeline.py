@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import ROOT, run_timed, write  # noqa: E402
+from benchmarks._common import ROOT, run_timed, stage_times, stage_times_text, write  # noqa: E402
 
 
 def prefect_overhead(work: Path, slug: str) -> None:
@@ -112,11 +112,7 @@ def main() -> None:
                 capture_output=True,
             )
             wall = time.perf_counter() - start
-            stages = {
-                p.stem: json.loads(p.read_text())["wall_s"]
-                for p in (quick / ".dvc" / "tmp" / "icml25-timing" / slug).glob("*.json")
-            }
-            detail = ", ".join(f"{k} {v:.0f} s" for k, v in stages.items())
+            detail = stage_times_text(stage_times(slug, quick))
             rows.append(
                 {
                     "what": f"quick profile of {slug} from scratch (`dvc repro`)",
