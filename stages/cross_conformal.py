@@ -684,16 +684,13 @@ def build_report(ctx: StageContext):
 
     methods_sim = [m for m in LABEL if m in set(use.method)]
 
-    def num(x: float) -> float | str:  # JSON has no inf: an unbounded set's width is written "inf"
-        return x if math.isfinite(x) else str(x)
-
     rep.metrics = {
         "simulation": {
             m: {
                 str(p): {
-                    "coverage": num(cell(m, p, "coverage")),
-                    "mean_width": num(cell(m, p, "mean_width")),
-                    "median_width": num(cell(m, p, "median_width")),
+                    "coverage": cell(m, p, "coverage"),
+                    "mean_width": cell(m, p, "mean_width"),  # an unbounded set: inf, written "inf"
+                    "median_width": cell(m, p, "median_width"),
                 }
                 for p in ps
             }
