@@ -96,14 +96,16 @@ def problem_set(
     seed: int = 0,
     count: Callable[[str], int] | None = None,
 ) -> Iterator[dict]:
-    """n problems per op (realistic: forward and reverse alternate), with stable ids, one at a time (each is
-    written and dropped by the caller: holding thousands of fresh containers only feeds the garbage collector)."""
+    """n problems per op (realistic: forward and reverse alternate; op 1 is forward only), with stable ids, one
+    at a time (each is written and dropped by the caller: holding thousands of fresh containers only feeds the
+    garbage collector)."""
     check_subset(subset)
     if n < 1:
         raise ValueError(f"n must be >= 1 problem per op, got {n}")
     for op in ops:
         for i in range(n):
-            mode = None if subset == "symbolic" else MODES[i % 2]
+            # realistic sets alternate forward and reverse; reverse needs op >= 2 (a hidden constant and the query)
+            mode = None if subset == "symbolic" else ("forward" if op < 2 else MODES[i % 2])
             s = problem_seed(seed, subset, op, context, i)
             problem = make_problem(subset, op, s, context, mode=mode, count=count)
             problem["id"] = f"{subset}-{mode or 'sym'}-c{context}-op{op}-{i}"

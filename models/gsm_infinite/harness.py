@@ -15,6 +15,8 @@ Back-ends (``reply(problem, sample) -> str``):
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -121,8 +123,9 @@ class LocalTransformers:
         path = Path(path)
         kw = {"gguf_file": path.name} if path.suffix == ".gguf" else {}
         where = str(path.parent if kw else path)
-        self.tok = AutoTokenizer.from_pretrained(where, **kw)
-        self.model = AutoModelForCausalLM.from_pretrained(where, **kw)
+        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF de-quantisation progress bar (tqdm)
+            self.tok = AutoTokenizer.from_pretrained(where, **kw)
+            self.model = AutoModelForCausalLM.from_pretrained(where, **kw)
         self.model.eval()
         self.max_new_tokens = max_new_tokens
 

@@ -76,12 +76,12 @@ TEMPLATES: dict[str, dict[str, Any]] = {
             "Cedar Valley",
             "Pine Ridge",
             "Maple Creek",
-            "Jefferson Circus",
-            "Mayer Aquarium",
-            "Hamilton Farm",
-            "Oakridge Riverside",
-            "South Zoo",
-            "Beverly Forest",
+            "Harbor Menagerie",
+            "Quill Aquarium",
+            "Larkspur Farm",
+            "Fernhollow Park",
+            "Tidewater Zoo",
+            "Ashgrove Woods",
             "Willow Marsh",
             "Granite Canyon",
             "Sunset Safari Park",
@@ -163,7 +163,7 @@ TEMPLATES: dict[str, dict[str, Any]] = {
         "place": "city",
         "places": [
             "Brightwood City",
-            "Riverton City",
+            "Brackenford",
             "Oakvale City",
             "Stonebridge City",
             "Clearwater City",
@@ -253,9 +253,9 @@ TEMPLATES: dict[str, dict[str, Any]] = {
             "upcoming comedy movie",
             "upcoming drama movie",
             "upcoming thriller movie",
-            "calm road movie",
+            "quiet travel movie",
             "intense horror movie",
-            "futuristic sci-fi movie",
+            "space adventure movie",
             "solemn period movie",
             "gritty crime movie",
             "upbeat musical movie",
@@ -471,7 +471,9 @@ def _attempt(rng: random.Random, structure, tpl: dict, d: int, op: int, mode: st
         raise _Reject("structure too small")
     k = rng.randint(k_lo, k_hi)
     free = [x for x in all_instances if x not in summands]
-    inst = list(summands) + rng.sample(free, k - len(summands))
+    inst = sorted(summands) + rng.sample(
+        free, k - len(summands)
+    )  # sorted: set order varies with the hash seed
     rng.shuffle(inst)
     order: list[str] = list(inst)
     for name, _, summ, _ in chosen:

@@ -7,6 +7,7 @@ import json
 import random
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -254,6 +255,49 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not out.exists() and not list(tmp_path.glob(".*tmp"))
+
+
+def test_realistic_sets_alternate_modes_and_op_1_is_forward_only(tmp_path):
+    from models.gsm_infinite.generate import problem_set
+    from models.gsm_infinite.realistic import solve_realistic_text
+
+    problems = list(problem_set("hard", [1, 4], 0, 2, seed=3))
+    assert [(p["op"], p["mode"]) for p in problems] == [
+        (1, "forward"),
+        (1, "forward"),
+        (4, "forward"),
+        (4, "reverse"),
+    ]
+    assert all(solve_realistic_text(p["prompt"]) == p["answer"] for p in problems)
+
+
+def test_every_subset_is_the_same_in_any_process():
+    """No set- or hash-order dependence: two interpreters with different hash seeds draw the same problems."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import hashlib, json\n"
+        "from models.gsm_infinite.generate import problem_set\n"
+        "h = hashlib.md5()\n"
+        "for subset in ('symbolic', 'medium', 'hard'):\n"
+        "    for p in problem_set(subset, [3, 9], 0, 6, seed=1):\n"
+        "        h.update(json.dumps(p, sort_keys=True).encode())\n"
+        "print(h.hexdigest())\n"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=str(Path(__file__).resolve().parents[2]),
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1
 
 
 def test_simulated_backend_refuses_realistic_problems():
