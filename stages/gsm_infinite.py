@@ -222,6 +222,8 @@ def evaluate_stage(ctx: StageContext) -> None:
     import pandas as pd
 
     from models.gsm_infinite.harness import summarize
+    from models.gsm_infinite.realistic import count_ops, solve_realistic_text
+    from models.gsm_infinite.scoring import ks_for
     from models.gsm_infinite.symbolic import solve_symbolic_text
 
     checks, lengths = [], []
@@ -232,8 +234,6 @@ def evaluate_stage(ctx: StageContext) -> None:
                 agree = solved == sorted(p["answer"])
                 op_seen = len(p["graph"]["core"])
             else:
-                from models.gsm_infinite.realistic import count_ops, solve_realistic_text
-
                 agree = solve_realistic_text(p["prompt"]) == p["answer"]
                 op_seen = count_ops(p["graph"])
             checks.append(
@@ -264,7 +264,7 @@ def evaluate_stage(ctx: StageContext) -> None:
         stem = path.stem
         reasoner = stem.rsplit(".", 1)[-1] if "." in stem else stem
         samples = 1 + max(r["sample"] for r in results)
-        ks = tuple(k for k in (1, 2, 4, 8, 16, 32, 64) if k <= samples)
+        ks = ks_for(samples)
         rows, _ = summarize(results, ks)
         seconds = pd.DataFrame(results).groupby("op")["seconds"].mean()
         for r in rows:

@@ -126,20 +126,18 @@ def predict_table(
     return out, ccr, sets
 
 
-def _read(path: Path, what: str):
-    import pandas as pd
+def _read(path: Path):
+    from icml25.tables import read_csv
 
-    if not path.is_file():
-        raise UserError(f"{path}: no such file")
     try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not a readable CSV file ({str(exc).splitlines()[0]})") from None
+        return read_csv(path)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    frame = _read(args.data, "DATA")
-    test = _read(args.test, "TEST") if args.test else None
+    frame = _read(args.data)
+    test = _read(args.test) if args.test else None
     if args.output and args.output.suffix.lower() not in (".csv", ".json"):
         raise UserError(f"--output must end in .csv or .json, got {args.output}")
     try:

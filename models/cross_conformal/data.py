@@ -43,16 +43,9 @@ def diabetes_frame():
 
 def read_table(path: Path, target: str):
     """A CSV's numeric columns as (X, y, feature names), with one-line errors that name the problem."""
-    import pandas as pd
+    from icml25.tables import read_csv
 
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    try:
-        frame = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable CSV file ({str(exc).splitlines()[0]})") from None
-    return check_table(frame, target, str(path))
+    return check_table(read_csv(path), target, str(path))
 
 
 def check_table(frame, target: str, where: str = "table", allow_missing_target: bool = False):

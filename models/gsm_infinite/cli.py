@@ -99,7 +99,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .harness import LocalTransformers, OpenAIChat, Simulated, evaluate, read_problems, summarize
-    from .scoring import fit_sigmoid
+    from .scoring import fit_sigmoid, ks_for
 
     chosen = [x for x in (args.endpoint, args.local, args.simulated) if x]
     if len(chosen) != 1:
@@ -132,7 +132,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     ids = {p["id"] for p in problems}
     results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
     results = [r for r in results if r["id"] in ids and r["sample"] < args.samples]
-    ks = tuple(k for k in (1, 2, 4, 8, 16, 32, 64) if k <= args.samples)
+    ks = ks_for(args.samples)
     rows, scores = summarize(results, ks)
     print(f"{added} new replies ({len(results)} in {results_path})")
     head = ["subset", "context", "op", "problems", "accuracy", *[f"pass@{k}" for k in ks]]

@@ -85,6 +85,14 @@ def is_correct(problem: dict, reply: str) -> bool:
     return extract_realistic(reply) == int(problem["answer"])
 
 
+PASS_KS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def ks_for(samples: int) -> tuple[int, ...]:
+    """The k of pass@k reported for ``samples`` samples per problem: powers of 2 up to it (at most 64)."""
+    return tuple(k for k in PASS_KS if k <= samples)
+
+
 def pass_at_k(correct: int, samples: int, k: int) -> float:
     """The official pass@k: 1 - (1 - c/n)^k."""
     if samples < 1 or not 0 <= correct <= samples:
