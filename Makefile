@@ -33,8 +33,12 @@ test: $(STAMP)
 smoke: $(STAMP)
 	$(BIN)/icml25 run all --profile smoke
 
+## Style, the import layering (flows -> stages -> models -> icml25) and the generated dvc.yaml / prefect.yaml.
 lint: $(STAMP)
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m icml25 layers
+	$(BIN)/python -m icml25 sync --check
 
 clean-runs:
 	rm -rf runs

@@ -2,7 +2,9 @@
 
 A paper's flow is built from DVC's own stage graph (:func:`flows.dvcgraph.plan`), one task per DVC stage named
 ``<stage>@<slug>``. The flow asks ``dvc status`` once; stale stages and everything downstream of them run
-through ``dvc repro --single-item``; up-to-date stages finish at once as Completed(name="Skipped"). ``force``
+through ``dvc repro --single-item``; up-to-date stages finish at once as Completed(name="Skipped"). When the
+code changed, ``code@<slug>`` (the per-stage code fingerprints) runs first and the flow asks again, so only the
+stages whose code or data changed run. ``force``
 re-runs every stage without the run cache (the nightly re-verification).
 
 DVC owns caching, so tasks use no Prefect cache. DVC does not stop two runs in one checkout from interleaving:
@@ -77,8 +79,19 @@ def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> 
     if slug not in implemented(load_params(here)):
         raise ValueError(f"paper {slug!r} is not implemented (no papers.{slug} in params.yaml)")
     ran: list[str] = []
+    mine = lambda n: n.endswith(f"@{slug}")  # noqa: E731
     with checkout_lock(here):
-        for step in plan(here, lambda n: n.endswith(f"@{slug}"), force):
+        steps = plan(here, mine, force)
+        code = [s for s in steps if s.name == f"code@{slug}"]
+        for step in code:  # the code fingerprints first: they decide which stages an edit touched
+            dvc_stage.with_options(name=step.name)(step, str(here), force)
+            if step.stale:
+                ran.append(step.name)
+        if not force and any(s.stale for s in code):
+            steps = plan(here, mine, force)  # only the stages whose fingerprint (or data) changed are stale now
+        for step in steps:
+            if step.name.startswith("code@"):
+                continue
             result = dvc_stage.with_options(name=step.name)(step, str(here), force)
             if step.stale:
                 ran.append(result)

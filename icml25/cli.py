@@ -1,30 +1,32 @@
-"""``icml25``: the command line of the reproduction suite.
+"""The core commands of ``icml25`` (``python -m icml25 ...``: what DVC calls, and what needs no orchestration).
 
     icml25 list                          the 19 papers, their status and claims held / total
-    icml25 run <slug>|all [--profile P] [--force]
-                                         reproduce through Prefect + DVC (smoke/paper profiles run in a
-                                         scratch copy under runs/<profile>/)
     icml25 check                         check params.yaml against every paper's schema
     icml25 stage <slug> <stage>          run one stage (what dvc.yaml calls)
+    icml25 code <slug>                   write the per-stage code fingerprints (what code@<slug> calls)
     icml25 index                         write reports/README.md
     icml25 profile apply <name>          write profiles/<name>.yaml merged into params.yaml
-    icml25 <slug> ...                    a paper's own tools, e.g. `icml25 model_independence test A B`
+    icml25 new <slug>                    scaffold a paper: every file it needs, passing `make test`
+    icml25 sync [--check]                regenerate dvc.yaml and prefect.yaml from params.yaml and the catalogue
+    icml25 layers                        check the import layering (flows -> stages -> models -> icml25)
+    icml25 s3 serve [--dir D] [--port P] a local S3 server (SeaweedFS) and the dvc remote commands for it
 
-Start-up stays light: torch, Lightning, Great Expectations, Prefect, DVC and paper code are imported only by
-the command that needs them. A :class:`~icml25.errors.UserError` prints one line and exits 2, no traceback.
+The installed ``icml25`` command (:mod:`flows.cli`, the top layer) adds ``run`` (Prefect + DVC) and each
+paper's own tools (``icml25 <slug> ...``). Start-up stays light: torch, Lightning, Great Expectations, Prefect,
+DVC and paper code are imported only by the command that needs them. A :class:`~icml25.errors.UserError`
+prints one line and exits 2, no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .errors import UserError
 from .registry import CATALOGUE, STAGES
-
-TOOLS = [e.slug for e in CATALOGUE if e.has_tools]
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -51,12 +53,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from flows.run import run_from_cli
-
-    return run_from_cli(find_root(), args.target, profile=args.profile, force=args.force)
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from .params import implemented
     from .runner import check_all
@@ -70,6 +66,15 @@ def cmd_stage(args: argparse.Namespace) -> int:
     from .runner import run_stage
 
     run_stage(Path.cwd(), args.slug, args.stage)
+    return 0
+
+
+def cmd_code(args: argparse.Namespace) -> int:
+    from .registry import entry
+    from .runner import write_fingerprints
+
+    entry(args.slug)
+    write_fingerprints(Path.cwd(), args.slug)
     return 0
 
 
@@ -92,49 +97,111 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
+def cmd_new(args: argparse.Namespace) -> int:
+    from .scaffold import new_paper
+
+    root = find_root()
+    for path in new_paper(root, args.slug):
+        print(f"wrote {path.relative_to(root)}")
+    print(f"next: CONTRIBUTING.md; `make test` already passes for {args.slug}")
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    from .pipeline import stale, sync
+
+    root = find_root()
+    if args.check:
+        names = stale(root)
+        if names:
+            raise UserError(f"{', '.join(names)} out of date with params.yaml and the code: run `icml25 sync`")
+        print("dvc.yaml and prefect.yaml are up to date")
+        return 0
+    changed = sync(root)
+    print(f"wrote {', '.join(changed)}" if changed else "dvc.yaml and prefect.yaml are up to date")
+    return 0
+
+
+def cmd_layers(args: argparse.Namespace) -> int:
+    from .codedeps import layering_violations
+
+    found = layering_violations(find_root())
+    for v in found:
+        print(v)
+    if found:
+        print(f"{len(found)} import(s) break the layering", file=sys.stderr)
+        return 1
+    print("imports keep the layering: flows -> stages -> models -> icml25, no paper imports another")
+    return 0
+
+
+def cmd_s3(args: argparse.Namespace) -> int:
+    from .store import serve
+
+    given = {k: v for k, v in vars(args).items() if k in ("port", "bucket", "access_key", "secret_key")}
+    return serve(Path(args.dir), **{k: v for k, v in given.items() if v is not None})
+
+
+Extend = Callable[[Any], None]
+
+
+def parser(extend: Extend | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="icml25",
-        description="CPU-scale reproductions of 19 ICML 2025 papers.",
-        epilog="paper tools: " + ", ".join(f"icml25 {s} --help" for s in TOOLS),
+        prog="icml25", description="CPU-scale reproductions of 19 ICML 2025 papers.", epilog=epilog
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="the papers, their status and claims held").set_defaults(fn=cmd_list)
-    r = sub.add_parser("run", help="reproduce a paper (or all) through Prefect and DVC")
-    r.add_argument("target", help="a paper slug or 'all'")
-    r.add_argument(
-        "--profile",
-        default="quick",
-        choices=["smoke", "quick", "paper"],
-        help="quick (default) runs in this checkout; smoke and paper run in runs/<profile>/",
-    )
-    r.add_argument("--force", action="store_true", help="re-run every stage (no DVC run cache)")
-    r.set_defaults(fn=cmd_run)
+    if extend:
+        extend(sub)
     sub.add_parser("check", help="check params.yaml against every paper's schema").set_defaults(fn=cmd_check)
     s = sub.add_parser("stage", help="run one stage of one paper (what dvc.yaml calls)")
     s.add_argument("slug")
     s.add_argument("stage", choices=STAGES)
     s.set_defaults(fn=cmd_stage)
+    c = sub.add_parser("code", help="write a paper's per-stage code fingerprints (what code@<slug> calls)")
+    c.add_argument("slug")
+    c.set_defaults(fn=cmd_code)
     sub.add_parser("index", help="write reports/README.md").set_defaults(fn=cmd_index)
     pr = sub.add_parser("profile", help="apply a profile to params.yaml of this checkout")
     pr.add_argument("action", choices=["apply"])
     pr.add_argument("name", choices=["smoke", "quick", "paper"])
     pr.set_defaults(fn=cmd_profile)
-    for slug in TOOLS:
-        sub.add_parser(slug, help=f"tools of paper {slug} (icml25 {slug} --help)", add_help=False)
+    n = sub.add_parser("new", help="scaffold a new paper (stages, model package, params, tests, benchmark)")
+    n.add_argument("slug", choices=[e.slug for e in CATALOGUE], metavar="SLUG")
+    n.set_defaults(fn=cmd_new)
+    sy = sub.add_parser("sync", help="regenerate dvc.yaml and prefect.yaml from params.yaml and the catalogue")
+    sy.add_argument("--check", action="store_true", help="only check that they are up to date (exit 2 if not)")
+    sy.set_defaults(fn=cmd_sync)
+    sub.add_parser("layers", help="check the import layering of the code").set_defaults(fn=cmd_layers)
+    s3 = sub.add_parser("s3", help="a local S3 server for dvc push / pull")
+    s3.add_argument("action", choices=["serve"])
+    s3.add_argument("--dir", default=".s3", help="where the server keeps its data (default .s3)")
+    s3.add_argument("--port", type=int, help="the S3 port (default 8333, stable across restarts; 0: a free one)")
+    s3.add_argument("--bucket", help="bucket to create (default icml25-repro)")
+    s3.add_argument("--access-key", help="the key the server checks (default icml25-local)")
+    s3.add_argument("--secret-key", help="its secret (default icml25-local-secret)")
+    s3.set_defaults(fn=cmd_s3)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def guarded(fn: Callable[[], int]) -> int:
+    """Run a command: a UserError is one line on stderr and exit 2; Ctrl-C exits 130; bugs keep tracebacks."""
     try:
-        if argv and argv[0] in TOOLS:  # a paper's own tools: imported only now
-            return int(importlib.import_module(f"models.{argv[0]}.cli").main(argv[1:]) or 0)
-        args = parser().parse_args(argv)
-        return int(args.fn(args) or 0)
+        return int(fn() or 0)
     except UserError as exc:
         print(f"icml25: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("icml25: interrupted", file=sys.stderr)
         return 130
+
+
+def main(argv: list[str] | None = None, extend: Extend | None = None, epilog: str | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+
+    def go() -> int:
+        args = parser(extend, epilog).parse_args(argv)
+        return args.fn(args)
+
+    return guarded(go)
+

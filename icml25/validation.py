@@ -1,7 +1,7 @@
 """Great Expectations gates: each paper's validate stage checks what prepare wrote before anything trains.
 
 Suites are written in code as :class:`Column` rules and a row-count floor, and run on an ephemeral GX context
-(analytics and progress bars off). A failed suite raises :class:`~icml25.errors.ValidationFailed` naming every
+(analytics and progress bars off), one per process. A failed suite raises :class:`~icml25.errors.ValidationFailed` naming every
 bad column, so DVC stops the pipeline there: ``train`` depends on ``validation.json``, which is only written when
 every table passed.
 
@@ -13,6 +13,8 @@ are checked together on the long form of the table (``column``, ``value``), and 
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import os
 from collections import defaultdict
@@ -53,23 +55,35 @@ def _rule_expectations(rule: tuple) -> list[Any]:
     return out
 
 
-def validate_frame(frame: Any, name: str, columns: Sequence[Column], min_rows: int = 1) -> dict[str, Any]:
-    """Run the suite on a pandas DataFrame; returns the summary (``success``, failures by column)."""
+_SERIAL = itertools.count()
+
+
+@functools.cache
+def _context() -> tuple[Any, Any]:
+    """One ephemeral GX context (and its pandas data source) per process: creating one costs about a second."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_pandas("pandas")
+    return context, context.data_sources.add_pandas("pandas")
+
+
+def validate_frame(frame: Any, name: str, columns: Sequence[Column], min_rows: int = 1) -> dict[str, Any]:
+    """Run the suite on a pandas DataFrame; returns the summary (``success``, failures by column)."""
+    import great_expectations as gx
+
+    context, source = _context()
 
     def run(table: Any, asset: str, expectations: list[Any]) -> list[Any]:
+        unique = f"{name}-{asset}-{next(_SERIAL)}"  # one context per process: every asset and suite is new
         batch = (
-            source.add_dataframe_asset(name=asset)
+            source.add_dataframe_asset(name=unique)
             .add_batch_definition_whole_dataframe("all")
             .get_batch(batch_parameters={"dataframe": table})
         )
-        suite = gx.ExpectationSuite(name=f"{name}-{asset}")
+        suite = gx.ExpectationSuite(name=unique)
         for e in expectations:
             suite.add_expectation(e)
         return batch.validate(context.suites.add(suite), result_format={"result_format": "COMPLETE"}).results

@@ -1,15 +1,17 @@
-"""Shared fixtures: the project root, scratch copies under a profile, DVC runs, Prefect's test harness."""
+"""Fixtures: the project root, the in-process smoke workspace, one paper's DVC repo, Prefect's test harness.
+Helpers that are not fixtures live in tests/helpers.py; the per-paper timing report in tests/timing.py."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT, dvc
+
+pytest_plugins = ["tests.timing"]
 
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
@@ -18,25 +20,16 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+#: The paper the integration tests drive through real `dvc repro` and Prefect (the others run in process).
+DVC_PAPER = "model_independence"
 
-def dvc(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the venv's DVC in ``cwd`` (this interpreter's bin first on PATH, as the stages need)."""
-    from icml25.scratch import dvc_env
-
-    out = subprocess.run(
-        [sys.executable, "-m", "dvc", *args], cwd=cwd, env=dvc_env(), capture_output=True, text=True
-    )
-    if check and out.returncode != 0:
-        raise AssertionError(f"dvc {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
-    return out
+COLLECTION_IMPORTED: dict[str, bool] = {}
 
 
-def icml25(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    from icml25.scratch import dvc_env
-
-    return subprocess.run(
-        [sys.executable, "-m", "icml25", *args], cwd=cwd, env=dvc_env(), capture_output=True, text=True
-    )
+def pytest_collection_finish(session):
+    """Record whether collecting the tests imported torch or Lightning (tests/core/test_layout.py checks)."""
+    for name in ("torch", "lightning"):
+        COLLECTION_IMPORTED[name] = name in sys.modules
 
 
 @pytest.fixture(scope="session")
@@ -44,24 +37,40 @@ def root() -> Path:
     return ROOT
 
 
+class SmokeWorkspace:
+    """A scratch copy of the project under the smoke profile; :meth:`run` runs one paper's five stages in this
+    process (the runner DVC calls, the same outputs), once per session."""
+
+    def __init__(self, work: Path):
+        self.root = work
+        self._done: set[str] = set()
+
+    def run(self, slug: str) -> Path:
+        from icml25.runner import run_pipeline
+
+        if slug not in self._done:
+            run_pipeline(self.root, slug)
+            self._done.add(slug)
+        return self.root
+
+
 @pytest.fixture(scope="session")
-def smoke_repo(tmp_path_factory) -> tuple[Path, str]:
-    """A scratch copy of the project under the smoke profile, reproduced once by plain `dvc repro` with a
-    fresh DVC cache (nothing can be restored): (path, dvc's output). Treat it as read-only; tests that change
-    it work on :func:`clone_repo` copies."""
+def smoke(tmp_path_factory) -> SmokeWorkspace:
     from icml25.scratch import make_scratch
 
-    work = make_scratch(ROOT, "smoke", dest=tmp_path_factory.mktemp("smoke") / "repo")
+    return SmokeWorkspace(make_scratch(ROOT, "smoke", dest=tmp_path_factory.mktemp("smoke") / "repo"))
+
+
+@pytest.fixture(scope="session")
+def dvc_repo(tmp_path_factory) -> tuple[Path, str]:
+    """A scratch copy holding only :data:`DVC_PAPER` under the smoke profile, reproduced once by plain
+    `dvc repro` with a fresh DVC cache (nothing can be restored): (path, dvc's output). Treat it as read-only;
+    tests that change it work on :func:`tests.helpers.clone_repo` copies."""
+    from icml25.scratch import make_scratch
+
+    work = make_scratch(ROOT, "smoke", dest=tmp_path_factory.mktemp("dvc") / "repo", papers=[DVC_PAPER])
     assert not (work / ".dvc" / "cache").exists()
     return work, dvc(work, "repro").stdout
-
-
-def clone_repo(src: Path, dest: Path) -> Path:
-    """A full copy (git, DVC cache, outputs) of a reproduced scratch repo: up to date without re-running."""
-    import shutil
-
-    shutil.copytree(src, dest, symlinks=True)
-    return dest
 
 
 @pytest.fixture(scope="session")
@@ -72,29 +81,3 @@ def prefect_harness(tmp_path_factory):
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
-
-
-def paper_params(root: Path, slug: str, **prepare) -> dict:
-    """params.yaml reduced to one paper, with some of its prepare keys overridden (for run_stage in a tmp dir)."""
-    from icml25.params import load_yaml
-
-    params = load_yaml(root / "params.yaml")
-    params["papers"] = {slug: params["papers"][slug]}
-    params["papers"][slug]["prepare"].update(prepare)
-    return params
-
-
-def check_smoke_report(work: Path, log: str, root: Path, slug: str, claim_ids: set[str]) -> str:
-    """Every stage of ``slug`` ran in the smoke repo, its claims.json has these claims and passes the shared
-    checker; returns the report's README.md."""
-    import json
-
-    for stage in ("prepare", "validate", "train", "evaluate", "report"):
-        assert f"Running stage '{stage}@{slug}'" in log
-    claims = json.loads((work / "reports" / slug / "claims.json").read_text())
-    assert claims["profile"] == "smoke" and set(claims["claims"]) == claim_ids
-    checker = root.parent / "shared" / "tools" / "check_claims.py"
-    if checker.exists():
-        res = subprocess.run([sys.executable, str(checker), slug], cwd=work, capture_output=True, text=True)
-        assert res.returncode == 0, res.stdout
-    return (work / "reports" / slug / "README.md").read_text()

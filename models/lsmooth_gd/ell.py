@@ -175,3 +175,16 @@ def step_size(ell: Ell, s: float, method: str = "auto") -> float:
 
     value, _ = quad(lambda v: 1.0 / ell(s * (1.0 + v)), 0.0, 1.0, epsabs=0.0, epsrel=1e-12, limit=200)
     return value
+
+
+def closed_form_error(rng, samples: int) -> dict[str, float]:
+    """The largest relative difference |closed - quad| / |quad| between each closed form (affine, square) and
+    adaptive quadrature, over ``samples`` random (a, b, s): a, b log-uniform on [1e-3, 1e3], s on [1e-6, 1e8]."""
+    worst = {"affine": 0.0, "square": 0.0}
+    for _ in range(samples):
+        a, b = 10.0 ** rng.uniform(-3, 3, size=2)
+        s = 10.0 ** rng.uniform(-6, 8)
+        for kind, ell in (("affine", Ell.affine(a, b)), ("square", Ell.square(a, b))):
+            closed, quad = step_size(ell, s), step_size(ell, s, "quad")
+            worst[kind] = max(worst[kind], abs(closed - quad) / abs(quad))
+    return worst

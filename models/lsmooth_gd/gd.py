@@ -138,3 +138,46 @@ def run_gd(
         s = float(np.linalg.norm(g)) if np.all(np.isfinite(g)) else math.inf
     run.iterations = max_iter
     return run
+
+
+def analytic_suite(
+    dim: int,
+    cosh_starts: tuple[float, ...],
+    main_start: float,
+    quartic_x0: float,
+    xlogx_x0: float,
+    max_iter: int,
+    tol: float,
+) -> tuple[list[dict], list[dict]]:
+    """The paper's step (``ell``) on every function and start, and every comparator rule on each function (on
+    cosh from ``main_start`` only): one row per run (iterations, converged, diverged, final gradient norm, descent
+    violations, steps) and the gradient-norm traces (about 200 log-spaced iterations per run) of the ``ell``
+    runs and of every rule on cosh from ``main_start``."""
+    runs, traces = [], []
+    cases = [("cosh", c, np.full(dim, c)) for c in cosh_starts]
+    cases += [("quartic", quartic_x0, np.array([quartic_x0])), ("xlogx", xlogx_x0, np.array([xlogx_x0]))]
+    for name, start, x0 in cases:
+        for rule in RULES:
+            if rule != "ell" and not (name != "cosh" or start == main_start):
+                continue  # comparators: every function, but only the main cosh start
+            r = run_gd(FUNCTIONS[name], x0, rule, max_iter=max_iter, tol=tol)
+            runs.append(
+                {
+                    "function": name,
+                    "start": start,
+                    "rule": rule,
+                    "iterations": r.iterations,
+                    "converged": r.converged,
+                    "diverged": r.diverged,
+                    "final_grad_norm": r.final_grad_norm if math.isfinite(r.final_grad_norm) else "inf",
+                    "descent_violations": int(np.sum(~np.array(r.descent_ok, dtype=bool))),
+                    "steps": len(r.gamma),
+                }
+            )
+            if name == "cosh" and start == main_start or rule == "ell":
+                keep = np.unique(np.geomspace(1, len(r.grad_norm), 200).astype(int) - 1)
+                traces += [
+                    {"function": name, "start": start, "rule": rule, "k": int(k), "grad_norm": r.grad_norm[k]}
+                    for k in keep
+                ]
+    return runs, traces

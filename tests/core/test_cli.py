@@ -1,4 +1,5 @@
-"""`icml25 --help` and `icml25 list`: all 19 papers, fast, no heavy imports; user errors exit 2 cleanly."""
+"""`icml25 --help` and `icml25 list`: all 19 papers, fast, no heavy imports; user errors exit 2 cleanly; the core
+never imports the orchestration layer."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import subprocess
 import sys
 
 from icml25.registry import CATALOGUE
-from tests.conftest import icml25
+from tests.helpers import icml25
 
 HEAVY = ("torch", "lightning", "great_expectations", "prefect", "dvc", "pandas", "stages", "models")
 
@@ -34,7 +35,7 @@ def test_list_shows_all_papers_with_status(root):
 def test_help_and_list_import_nothing_heavy(root):
     code = (
         "import sys, contextlib, io\n"
-        "from icml25.cli import main\n"
+        "from flows.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['list'])\n"
         "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
@@ -42,6 +43,21 @@ def test_help_and_list_import_nothing_heavy(root):
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_core_commands_run_without_the_orchestration_layer(root):
+    """`python -m icml25` (what DVC calls) is the core alone: it has no `run` and imports no flows module."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from icml25.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['list'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'flows'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    bad = subprocess.run([sys.executable, "-m", "icml25", "run", "all"], cwd=root, capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid choice: 'run'" in bad.stderr
 
 
 def test_unknown_paper_and_planned_paper(root):
@@ -54,3 +70,8 @@ def test_unknown_paper_and_planned_paper(root):
 def test_unknown_stage_is_an_argparse_error(root):
     out = icml25(root, "stage", "model_independence", "fly")
     assert out.returncode == 2 and "invalid choice: 'fly'" in out.stderr
+
+
+def test_s3_serve_is_a_command(root):
+    out = icml25(root, "s3", "serve", "--help")
+    assert out.returncode == 0 and "--port" in out.stdout and "--bucket" in out.stdout

@@ -1,15 +1,19 @@
-"""The stage runner: atomic outputs (a failing stage leaves the previous artifact and no temp files)."""
+"""The stage runner: atomic outputs (a failing stage leaves the previous artifact and no temp files), the
+sections a stage sees, and named random streams."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 
-from icml25.params import Empty
-from icml25.registry import Claim, Paper
+from icml25 import random as streams
+from icml25.registry import Paper
 from icml25.runner import run_stage
+
+SLUG = "model_independence"
 
 
 @dataclass(frozen=True)
@@ -18,47 +22,50 @@ class Train:
     fail: bool = False
 
 
-def _paper() -> Paper:
-    paper = Paper(
-        "model_independence",
-        "test",
-        "none",
-        schema={"prepare": Empty, "validate": Empty, "train": Train, "evaluate": Empty, "report": Empty},
-        claims=(Claim("c", "s", "src", ">=", 1.0),),
-    )
-    for name in ("prepare", "validate", "evaluate", "report"):
-        paper.stage(name)(lambda ctx: None)
-
-    @paper.stage("train")
-    def train(ctx):
-        (ctx.out / "model.json").write_text(json.dumps({"steps": ctx.params.train.steps}))
-        (ctx.out / "partial.bin").write_bytes(b"x" * 10)
-        if ctx.params.train.fail:
-            raise RuntimeError("boom")
-
-    return paper
+def _train(ctx):
+    assert set(vars(ctx.params)) == {"train"}  # a stage sees its own section only
+    ctx.write_json("model.json", {"steps": ctx.params.train.steps, "draw": float(ctx.rng("init").random())})
+    (ctx.out / "partial.bin").write_bytes(b"x" * 10)
+    if ctx.params.train.fail:
+        raise RuntimeError("boom")
 
 
 def _params(tmp_path, **train):
     import yaml
 
     sections = {"seed": 0, "prepare": {}, "validate": {}, "train": train, "evaluate": {}, "report": {}}
-    (tmp_path / "params.yaml").write_text(
-        yaml.safe_dump({"profile": "quick", "papers": {"model_independence": sections}})
-    )
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"profile": "quick", "papers": {SLUG: sections}}))
 
 
-def test_failed_stage_keeps_previous_output(tmp_path, monkeypatch):
-    monkeypatch.setattr("icml25.runner.load_paper", lambda slug: _paper())
+@pytest.fixture()
+def fake_paper(monkeypatch):
+    monkeypatch.setattr("icml25.runner.load_paper", lambda slug: Paper(SLUG, "test", "none", {"train": Train}))
+    monkeypatch.setattr("icml25.runner.load_stage", lambda slug, stage: SimpleNamespace(run=_train))
+
+
+def test_failed_stage_keeps_previous_output(tmp_path, fake_paper):
     _params(tmp_path, steps=5)
-    run_stage(tmp_path, "model_independence", "train")
-    out = tmp_path / "data" / "model_independence" / "trained" / "main"
-    assert json.loads((out / "model.json").read_text()) == {"steps": 5}
+    run_stage(tmp_path, SLUG, "train")
+    out = tmp_path / "data" / SLUG / "trained" / "main"
+    written = json.loads((out / "model.json").read_text())
+    assert written == {"steps": 5, "draw": float(streams.rng(0, "init").random())}
     assert oct(out.stat().st_mode & 0o777) == "0o755"
     _params(tmp_path, steps=7, fail=True)
     with pytest.raises(RuntimeError, match="boom"):
-        run_stage(tmp_path, "model_independence", "train")
-    assert json.loads((out / "model.json").read_text()) == {"steps": 5}
+        run_stage(tmp_path, SLUG, "train")
+    assert json.loads((out / "model.json").read_text()) == written
     assert sorted(p.name for p in out.parent.iterdir()) == ["main"]  # no temp folder left behind
-    timing = tmp_path / ".dvc" / "tmp" / "icml25-timing" / "model_independence" / "train.json"
+    timing = tmp_path / ".dvc" / "tmp" / "icml25-timing" / SLUG / "train.json"
     assert json.loads(timing.read_text())["wall_s"] >= 0
+
+
+def test_named_streams_are_deterministic_and_independent():
+    a = streams.rng(7, "folds", 3).random(4)
+    assert (a == streams.rng(7, "folds", 3).random(4)).all()
+    others = [streams.rng(8, "folds", 3), streams.rng(7, "fold", 3), streams.rng(7, "folds", 4), streams.rng(7, "folds")]
+    assert all(not (a == g.random(4)).any() for g in others)
+    assert streams.seed_for(7, "init") == streams.seed_for(7, "init") != streams.seed_for(7, "init", 1)
+    assert 0 <= streams.seed_for(7, "init") < 2**32
+    for bad in (-1, 1.5, True):
+        with pytest.raises((TypeError, ValueError)):
+            streams.rng(7, "x", bad)

@@ -10,18 +10,17 @@ import sys
 
 import pytest
 
-from tests.conftest import clone_repo
+from tests.conftest import DVC_PAPER as SLUG
+from tests.helpers import clone_repo
 
-SLUG = "model_independence"
 
-
-def test_icml25_run_up_to_date_paper(smoke_repo, tmp_path):
+def test_icml25_run_up_to_date_paper(dvc_repo, tmp_path):
     from icml25.scratch import dvc_env
 
-    work = clone_repo(smoke_repo[0], tmp_path / "repo")
+    work = clone_repo(dvc_repo[0], tmp_path / "repo")
     env = {k: v for k, v in dvc_env().items() if not k.startswith("PREFECT_")}
     out = subprocess.run(
-        [sys.executable, "-m", "icml25", "run", SLUG],
+        [sys.executable, "-m", "flows.cli", "run", SLUG],
         cwd=work,
         env=env,
         capture_output=True,
@@ -31,7 +30,7 @@ def test_icml25_run_up_to_date_paper(smoke_repo, tmp_path):
     text = out.stdout + out.stderr
     assert out.returncode == 0, text
     assert "ERROR" not in text and "Traceback" not in text
-    assert text.count("Finished in state Skipped") == 5
+    assert text.count("Finished in state Skipped") == 6  # code@ and the five stages
     assert re.search(rf"^{SLUG}: \d+/8 claims held", out.stdout, re.M), out.stdout
     assert (work / ".prefect" / "server.log").exists()
     port = int(re.search(r"View at http://127\.0\.0\.1:(\d+)/", text).group(1))

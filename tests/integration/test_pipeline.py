@@ -1,25 +1,25 @@
-"""The smoke profile of model_independence through `dvc repro` in a scratch copy with a fresh DVC cache.
+"""One paper (model_independence) through real `dvc repro` in a scratch copy with a fresh DVC cache.
 
-The session's `smoke_repo` is reproduced once; then: a no-op repro; (on a clone) a train param change re-runs
-only train and what depends on it; (on a clone) a corrupted prepared file is stopped by Great Expectations
-before train, and nothing downstream (nor the report) is overwritten.
+The session's `dvc_repo` is reproduced once; then: a no-op repro; (on clones) a train param change re-runs only
+train and what depends on it; a corrupted prepared file is stopped by Great Expectations before train; and each
+stage depends on exactly the code it runs: an edit to the report's code re-runs the report only, an edit to the
+paper's CLI nothing, an edit to a model module the stages that import it, a new file in the input folder prepare.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import clone_repo, dvc
+from tests.conftest import DVC_PAPER as SLUG
+from tests.helpers import check_report, clone_repo, dvc, ran_stages
 
-SLUG = "model_independence"
 pytestmark = pytest.mark.filterwarnings("ignore")
+STAGES = ("prepare", "validate", "train", "evaluate", "report")
 
 
 def digest(folder):
@@ -31,68 +31,92 @@ def digest(folder):
 
 
 @pytest.fixture()
-def smoke(smoke_repo):
-    return smoke_repo
+def clone(dvc_repo, tmp_path):
+    return clone_repo(dvc_repo[0], tmp_path / "clone")
 
 
-@pytest.fixture()
-def clone(smoke_repo, tmp_path):
-    return clone_repo(smoke_repo[0], tmp_path / "clone"), ""
+def stale(work) -> set[str]:
+    return set(json.loads(dvc(work, "status", "--json").stdout))
 
 
-def test_smoke_repro_writes_a_well_formed_report(smoke, root):
-    work, log = smoke
-    for stage in ("prepare", "validate", "train", "evaluate", "report"):
-        assert f"Running stage '{stage}@{SLUG}'" in log
-    claims = json.loads((work / "reports" / SLUG / "claims.json").read_text())
-    assert claims["profile"] == "smoke" and len(claims["claims"]) == 8
-    checker = root.parent / "shared" / "tools" / "check_claims.py"
-    if checker.exists():
-        res = subprocess.run([sys.executable, str(checker), SLUG], cwd=work, capture_output=True, text=True)
-        assert res.returncode == 0, res.stdout
-    readme = (work / "reports" / SLUG / "README.md").read_text()
-    assert "## Claims" in readme and "figures/pvalue_histogram.png" in readme
-    assert (work / "reports" / SLUG / "figures" / "match_heatmap.png").stat().st_size > 1000
+def append(path, text="\n# an edit that changes no number\n"):
+    path.write_text(path.read_text() + text)
+
+
+def test_repro_runs_every_stage_and_writes_a_well_formed_report(dvc_repo):
+    work, log = dvc_repo
+    assert ran_stages(log) == {f"{s}@{SLUG}" for s in ("code", *STAGES)} | {"index"}
+    readme = check_report(work, SLUG, "smoke")
+    assert "figures/pvalue_histogram.png" in readme
     assert f"[{SLUG}]({SLUG}/README.md)" in (work / "reports" / "README.md").read_text()
     ckpts = sorted(p.name for p in (work / "data" / SLUG / "trained" / "main" / "checkpoints").iterdir())
-    assert ckpts[:3] == ["base", "ft", "ft_perm"] and len(ckpts) == 3 + 2 * 3
-    metrics = dvc(work, "metrics", "show", "--json").stdout
-    assert "finetune_detected_match" in metrics
+    assert ckpts[:3] == ["base", "ft", "ft_perm"]
+    assert "finetune_detected_match" in dvc(work, "metrics", "show", "--json").stdout
+    fingerprint = json.loads((work / "data" / SLUG / "code" / "train.json").read_text())
+    assert fingerprint["stage"] == f"train@{SLUG}" and "icml25/training.py" in fingerprint["files"]
 
 
-def test_second_repro_does_nothing(smoke):
-    work, _ = smoke
+def test_second_repro_does_nothing(dvc_repo):
+    work, _ = dvc_repo
     out = dvc(work, "repro")
     assert "Running stage" not in out.stdout
-    assert dvc(work, "status", "--json").stdout.strip() == "{}"
+    assert stale(work) == set()
 
 
 def test_train_param_change_reruns_only_train_and_downstream(clone):
-    work, _ = clone
-    params = yaml.safe_load((work / "params.yaml").read_text())
+    params = yaml.safe_load((clone / "params.yaml").read_text())
     params["papers"][SLUG]["train"]["ft_steps"] += 1
-    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    stale = set(json.loads(dvc(work, "status", "--json").stdout))
-    assert stale == {f"train@{SLUG}", f"report@{SLUG}"}  # report shows the params; evaluate follows train
-    out = dvc(work, "repro")
-    ran = {line.split("'")[1] for line in out.stdout.splitlines() if line.startswith("Running stage")}
-    assert ran == {f"train@{SLUG}", f"evaluate@{SLUG}", f"report@{SLUG}"} | ({"index"} & ran)
-    assert f"prepare@{SLUG}" not in ran and f"validate@{SLUG}" not in ran
+    (clone / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert stale(clone) == {f"train@{SLUG}", f"report@{SLUG}"}  # report shows the params; evaluate follows train
+    ran = ran_stages(dvc(clone, "repro").stdout)
+    assert ran - {"index"} == {f"train@{SLUG}", f"evaluate@{SLUG}", f"report@{SLUG}"}
+
+
+def test_an_edit_to_the_report_code_reruns_the_report_only(clone):
+    append(clone / "stages" / SLUG / "report.py")
+    assert stale(clone) == {f"code@{SLUG}", f"report@{SLUG}"}
+    assert ran_stages(dvc(clone, "repro").stdout) == {f"code@{SLUG}", f"report@{SLUG}"}
+
+
+def test_an_edit_to_the_papers_cli_reruns_nothing(clone):
+    append(clone / "models" / SLUG / "cli.py")
+    assert stale(clone) == set()
+
+
+def test_an_edit_to_a_model_module_reruns_the_stages_that_import_it(clone):
+    """The report is made to import a model module (as a report that calls a model function does); an edit to
+    that module then re-runs evaluate and the report, and nothing upstream of them."""
+    report = clone / "stages" / SLUG / "report.py"
+    append(report, "\n\ndef _uses_a_model_function():\n    from models.model_independence.stats import fisher\n")
+    dvc(clone, "repro")
+    module = clone / "models" / SLUG / "stats.py"
+    fingerprints = {s: (clone / "data" / SLUG / "code" / f"{s}.json").read_text() for s in STAGES}
+    assert "models/model_independence/stats.py" in fingerprints["report"]
+    assert "models/model_independence/stats.py" not in fingerprints["prepare"]
+    append(module)
+    ran = ran_stages(dvc(clone, "repro").stdout)
+    importers = {s for s in STAGES if "models/model_independence/stats.py" in fingerprints[s]}
+    assert "report" in importers and "evaluate" in importers and "prepare" not in importers
+    assert ran == {f"code@{SLUG}"} | {f"{s}@{SLUG}" for s in importers}
+
+
+def test_a_new_input_file_reruns_prepare(clone):
+    (clone / "data" / SLUG / "input" / "extra.csv").write_text("a,b\n1,2\n")
+    assert stale(clone) == {f"prepare@{SLUG}"}
 
 
 def test_great_expectations_gates_training(clone):
-    work, _ = clone
-    data = work / "data" / SLUG
-    trained, report = digest(data / "trained" / "main"), (work / "reports" / SLUG / "README.md").read_bytes()
-    claims = (work / "reports" / SLUG / "claims.json").read_bytes()
+    data = clone / "data" / SLUG
+    trained, report = digest(data / "trained" / "main"), (clone / "reports" / SLUG / "README.md").read_bytes()
+    claims = (clone / "reports" / SLUG / "claims.json").read_bytes()
     train_csv = data / "prepared" / "main" / "train.csv"
     frame = pd.read_csv(train_csv)
     frame.loc[3, "p5"] = None  # a null
     frame.loc[4, "p20"] = 99  # out of range
     frame = frame.drop(columns=["p63"])  # a missing column
     frame.to_csv(train_csv, index=False)
-    dvc(work, "commit", "--force", f"prepare@{SLUG}")  # as if prepare had written this file
-    out = dvc(work, "repro", check=False)
+    dvc(clone, "commit", "--force", f"prepare@{SLUG}")  # as if prepare had written this file
+    out = dvc(clone, "repro", check=False)
     assert out.returncode != 0
     text = out.stdout + out.stderr
     assert "validation failed" in text
@@ -102,5 +126,5 @@ def test_great_expectations_gates_training(clone):
     assert f"Running stage 'train@{SLUG}'" not in text
     assert not (data / "validated" / "validation.json").exists()
     assert digest(data / "trained" / "main") == trained
-    assert (work / "reports" / SLUG / "README.md").read_bytes() == report
-    assert (work / "reports" / SLUG / "claims.json").read_bytes() == claims
+    assert (clone / "reports" / SLUG / "README.md").read_bytes() == report
+    assert (clone / "reports" / SLUG / "claims.json").read_bytes() == claims

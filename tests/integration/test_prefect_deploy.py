@@ -15,15 +15,15 @@ import sys
 
 import pytest
 
-from tests.conftest import clone_repo
+from tests.helpers import clone_repo
 
 pytestmark = pytest.mark.slow
 
 
-def test_readme_prefect_commands(smoke_repo, tmp_path):
+def test_readme_prefect_commands(dvc_repo, tmp_path):
     from flows.server import prefect_env, prefect_server
 
-    work = clone_repo(smoke_repo[0], tmp_path / "repo")
+    work = clone_repo(dvc_repo[0], tmp_path / "repo")
     home = tmp_path / "prefect-home"
     with prefect_server(home) as url:
         env = prefect_env(home, url) | {"PWD": str(work)}

@@ -2,8 +2,9 @@
 
 The flow is built from DVC's stage graph: one task per DVC stage named <stage>@<slug>. On a clone of the
 reproduced smoke repo it finds everything up to date and skips every task; after an evaluate param change it
-runs evaluate and report only; `force` marks every stage stale; the report is published as a markdown artifact;
-the checkout's concurrency limit admits one run at a time.
+runs evaluate and report only; after an edit to the report's code it runs the code fingerprints, asks DVC again
+and runs the report only; `force` marks every stage stale; the report is published as a markdown artifact; the
+checkout's concurrency limit admits one run at a time.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ import json
 
 import pytest
 
-from tests.conftest import clone_repo
+from tests.conftest import DVC_PAPER as SLUG
+from tests.helpers import clone_repo
 
-SLUG = "model_independence"
-STAGES = [f"{s}@{SLUG}" for s in ("prepare", "validate", "train", "evaluate", "report")]
+STAGES = [f"{s}@{SLUG}" for s in ("code", "prepare", "validate", "train", "evaluate", "report")]
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 
 @pytest.fixture(scope="module")
-def scratch(smoke_repo, tmp_path_factory):
-    return clone_repo(smoke_repo[0], tmp_path_factory.mktemp("flow") / "repo")
+def scratch(dvc_repo, tmp_path_factory):
+    return clone_repo(dvc_repo[0], tmp_path_factory.mktemp("flow") / "repo")
 
 
 def _task_runs(flow_run_id, expected: set[str], timeout: float = 30.0):
@@ -74,6 +75,7 @@ def test_changed_evaluate_param_runs_evaluate_and_downstream(prefect_harness, sc
     assert state.result() == [f"evaluate@{SLUG}", f"report@{SLUG}"]
     tasks = _task_runs(state.state_details.flow_run_id, set(STAGES))
     assert {n: s.name for n, s in tasks.items()} == {
+        f"code@{SLUG}": "Skipped",
         f"prepare@{SLUG}": "Skipped",
         f"validate@{SLUG}": "Skipped",
         f"train@{SLUG}": "Skipped",
@@ -82,6 +84,17 @@ def test_changed_evaluate_param_runs_evaluate_and_downstream(prefect_harness, sc
     }
     claims = json.loads((scratch / "reports" / SLUG / "claims.json").read_text())
     assert claims["profile"] == "smoke"
+
+
+def test_an_edit_to_the_report_code_runs_the_fingerprints_then_the_report_only(prefect_harness, scratch):
+    from flows.reproduce import reproduce_paper
+
+    report = scratch / "stages" / SLUG / "report.py"
+    report.write_text(report.read_text() + "\n# an edit that changes no number\n")
+    state = reproduce_paper(SLUG, root=str(scratch), return_state=True)
+    assert state.result() == [f"code@{SLUG}", f"report@{SLUG}"]
+    tasks = _task_runs(state.state_details.flow_run_id, set(STAGES))
+    assert {n for n, s in tasks.items() if s.name == "Completed"} == {f"code@{SLUG}", f"report@{SLUG}"}
 
 
 def test_force_marks_every_stage_stale(scratch):

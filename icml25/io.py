@@ -1,0 +1,63 @@
+"""Reading and writing artifacts: JSON (always the same layout, NaN/inf spelled out), JSON lines, text written
+atomically, and ``.npz`` read once. Stages write through :class:`icml25.stage.StageContext`, which uses these."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write through a temporary sibling and a rename: readers never see half a file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def json_safe(obj: Any) -> Any:
+    """JSON has no NaN or infinity: a non-finite float becomes the string "nan", "inf" or "-inf"."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def dumps(obj: Any) -> str:
+    """The project's JSON layout: two-space indent, a final newline, non-finite floats as strings."""
+    return json.dumps(json_safe(obj), indent=2, allow_nan=False) + "\n"
+
+
+def write_json(path: Path, obj: Any) -> None:
+    write_text_atomic(path, dumps(obj))
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text())
+
+
+def write_jsonl(path: Path, rows: Any) -> int:
+    """One JSON object per line; returns the number of lines."""
+    n = 0
+    with Path(path).open("w") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+            n += 1
+    return n
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def load_npz(path: Path) -> dict[str, Any]:
+    """Every array of an .npz, read once (indexing an NpzFile re-reads the member each time)."""
+    import numpy as np
+
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}

@@ -1,0 +1,47 @@
+"""`icml25 new <slug>`: in a copy of the project, a new paper gets every file it needs and passes its tests,
+the layering check and the freshness check of the derived files before any method exists."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import yaml
+
+from icml25.scratch import dvc_env, make_scratch
+
+SLUG = "ucb_ogd"
+
+
+def _run(work, *args):
+    return subprocess.run([sys.executable, *args], cwd=work, env=dvc_env(), capture_output=True, text=True)
+
+
+def test_a_new_paper_passes_its_tests_before_any_method_exists(root, tmp_path):
+    work = make_scratch(root, "quick", dest=tmp_path / "repo")
+    out = _run(work, "-m", "icml25", "new", SLUG)
+    assert out.returncode == 0, out.stderr
+    for rel in (
+        *(f"stages/{SLUG}/{m}.py" for m in ("__init__", "prepare", "validate", "train", "evaluate", "report")),
+        f"stages/{SLUG}/report.md",
+        f"models/{SLUG}/__init__.py",
+        f"tests/papers/{SLUG}/test_pipeline.py",
+        f"benchmarks/{SLUG}.py",
+        f"data/{SLUG}/input/README.md",
+    ):
+        assert (work / rel).exists(), rel
+    for rel in ("params.yaml", "profiles/smoke.yaml", "profiles/paper.yaml"):
+        assert SLUG in yaml.safe_load((work / rel).read_text())["papers"], rel
+    assert f"slug: {SLUG}" in (work / "prefect.yaml").read_text()
+    assert f"reports/{SLUG}/claims.json" in (work / "dvc.yaml").read_text()
+    for args in (["-m", "icml25", "check"], ["-m", "icml25", "layers"], ["-m", "icml25", "sync", "--check"]):
+        out = _run(work, *args)
+        assert out.returncode == 0, (args, out.stdout, out.stderr)
+    out = _run(work, "-m", "pytest", f"tests/papers/{SLUG}", "-q", "-p", "no:cacheprovider")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 passed" in out.stdout
+
+    again = _run(work, "-m", "icml25", "new", SLUG)
+    assert again.returncode == 2 and "already in params.yaml" in again.stderr and "Traceback" not in again.stderr
+    unknown = _run(work, "-m", "icml25", "new", "nope")
+    assert unknown.returncode == 2 and "invalid choice: 'nope'" in unknown.stderr

@@ -1,0 +1,110 @@
+"""What the tests share besides fixtures: DVC and icml25 subprocesses, copies of reproduced repos, params for
+a stage run in a temporary folder, and the check of a paper's report."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_CHECKER = ROOT.parent / "shared" / "tools" / "check_claims.py"
+
+
+def lazy(name: str) -> ModuleType:
+    """Module ``name``, executed on first attribute access (importlib's LazyLoader): a test module can name
+    ``glu = lazy("models.model_independence.glu")`` at the top without importing torch at collection."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+def dvc(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the venv's DVC in ``cwd`` (this interpreter's bin first on PATH, as the stages need)."""
+    from icml25.scratch import dvc_env
+
+    out = subprocess.run(
+        [sys.executable, "-m", "dvc", *args], cwd=cwd, env=dvc_env(), capture_output=True, text=True
+    )
+    if check and out.returncode != 0:
+        raise AssertionError(f"dvc {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+    return out
+
+
+def ran_stages(dvc_output: str) -> set[str]:
+    """The stages a `dvc repro` ran, from its output."""
+    return {line.split("'")[1] for line in dvc_output.splitlines() if line.startswith("Running stage")}
+
+
+def icml25(cwd: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """The installed `icml25` command (flows.cli) in ``cwd``."""
+    from icml25.scratch import dvc_env
+
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=cwd,
+        env=dvc_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def clone_repo(src: Path, dest: Path) -> Path:
+    """A full copy (git, DVC cache, outputs) of a reproduced scratch repo: up to date without re-running."""
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+def paper_params(root: Path, slug: str, **prepare) -> dict:
+    """params.yaml reduced to one paper, with some of its prepare keys overridden (for run_stage in a tmp dir)."""
+    from icml25.params import load_yaml
+
+    params = load_yaml(root / "params.yaml")
+    params["papers"] = {slug: params["papers"][slug]}
+    params["papers"][slug]["prepare"].update(prepare)
+    return params
+
+
+def declared_claims(slug: str) -> list[str]:
+    from icml25.claims import declared
+    from icml25.registry import load_stage
+
+    return [c.id for c in declared(load_stage(slug, "report"))]
+
+
+def check_report(work: Path, slug: str, profile: str) -> str:
+    """reports/<slug>/ of ``work`` keeps the claims contract (checked here, and by the workplace's shared
+    checker when it is present), holds exactly the paper's declared claims and every figure its README shows;
+    returns the README."""
+    from icml25.claims import contract_problems
+
+    report = work / "reports" / slug
+    doc = json.loads((report / "claims.json").read_text())
+    assert doc["paper"] == slug and doc["profile"] == profile
+    ids = declared_claims(slug)
+    assert list(doc["claims"]) == ids
+    assert contract_problems(doc, ids) == []
+    if SHARED_CHECKER.exists():
+        res = subprocess.run([sys.executable, str(SHARED_CHECKER), slug, *ids], cwd=work, capture_output=True, text=True)
+        assert res.returncode == 0, res.stdout
+    readme = (report / "README.md").read_text()
+    assert "## Claims" in readme and "## Parameters" in readme
+    for line in readme.splitlines():
+        if line.startswith("![") and "](figures/" in line:
+            name = line.split("](figures/")[1].rstrip(")")
+            assert (report / "figures" / name).stat().st_size > 1000, name
+    json.loads((report / "metrics.json").read_text())
+    return readme
