@@ -56,7 +56,8 @@ def main() -> None:
 
     import numpy as np
 
-    from models.sr_pareto.data import check_table, diabetes, friedman
+    from icml25.tables import numeric_table
+    from models.sr_pareto.data import diabetes, friedman
     from models.sr_pareto.fit import OPTIMIZERS
     from models.sr_pareto.front import (
         best_by_length,
@@ -67,7 +68,7 @@ def main() -> None:
         standardize,
     )
 
-    X, y, _ = check_table(diabetes(), "target", 8)
+    X, y, _ = numeric_table(diabetes(), "target", min_rows=8, reject_constant=True)
     Xt, yz, _ = standardize(X, y)
     rows = []
 
@@ -137,7 +138,7 @@ def main() -> None:
         }
     )
     print(rows[-1], flush=True)
-    X2, y2, _ = check_table(friedman(1, 300, [0, 1], 11284), "target", 8)
+    X2, y2, _ = numeric_table(friedman(1, 300, [0, 1], 11284), "target", min_rows=8, reject_constant=True)
     X2t, y2z, _ = standardize(X2, y2)
     small = expressions(2, 5)
     for opt in OPTIMIZERS:

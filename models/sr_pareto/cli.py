@@ -53,11 +53,16 @@ def front_of_table(
     seed: int = 11284,
     n_jobs: int = 1,
     progress=None,
+    where: str = "table",
 ):
-    """The APO front of a pandas DataFrame as a DataFrame in the published columns (the Python entry)."""
+    """The APO front of a pandas DataFrame as a DataFrame in the published columns (the Python entry).
+
+    ValueError on a length outside 1-9 or even, an unknown optimiser, or a table that is not numeric, finite,
+    free of constant columns and at least ``max_length + 1`` rows long (those messages start with ``where``)."""
     import pandas as pd
 
-    from .data import check_table
+    from icml25.tables import numeric_table
+
     from .fit import OPTIMIZERS
     from .front import COLUMNS, apo_front
 
@@ -65,20 +70,18 @@ def front_of_table(
         raise ValueError(f"max length must be an odd number of nodes from 1 to 9, got {max_length}")
     if optimizer != "fast" and optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; one of fast, {', '.join(OPTIMIZERS)}")
-    X, y, _ = check_table(frame, target, min_rows=max_length + 1)
+    X, y, _ = numeric_table(frame, target, where, min_rows=max_length + 1, reject_constant=True)
     rows = apo_front(X, y, max_length, optimizer, seed=seed, n_jobs=n_jobs, progress=progress)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def cmd_front(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from icml25.tables import read_csv
 
-    if not args.data.is_file():
-        raise UserError(f"{args.data}: no such file")
     try:
-        frame = pd.read_csv(args.data)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise UserError(f"{args.data}: not a readable CSV file ({str(exc).splitlines()[0]})") from None
+        frame = read_csv(args.data)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     if args.jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {args.jobs}")
     bar = _progress_bar()
@@ -91,9 +94,10 @@ def cmd_front(args: argparse.Namespace) -> int:
             args.seed,
             args.jobs,
             progress=bar.update if bar else None,
+            where=str(args.data),
         )
-    except ValueError as exc:
-        raise UserError(f"{args.data}: {exc}") from None
+    except ValueError as exc:  # a table's problem names the file; a bad argument names the value
+        raise UserError(str(exc)) from None
     finally:
         if bar:
             bar.close()

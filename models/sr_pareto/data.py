@@ -89,6 +89,8 @@ PLANTED: dict[str, tuple[Callable, Planted]] = {
 
 
 def planted(name: str, n: int, seed: int) -> pd.DataFrame:
+    """A planted set of ``n`` rows (features x0, x1 and ``target``); ``*_noisy`` adds Gaussian noise of 10% of
+    y's standard deviation (drawn with ``seed + 1``)."""
     base = name.removesuffix("_noisy")
     X, y = PLANTED[base][0](np.random.default_rng(seed), n)
     if name.endswith("_noisy"):
@@ -137,23 +139,30 @@ def pmlb(root: Path, name: str) -> pd.DataFrame:
     return frame
 
 
-def check_table(frame: pd.DataFrame, target: str, min_rows: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """(X rows x features, y, feature names) of a table, or ValueError naming what is wrong."""
-    if target not in frame.columns:
-        raise ValueError(f"no column {target!r} (columns: {', '.join(map(str, frame.columns))})")
-    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if bad:
-        raise ValueError(f"non-numeric column(s): {', '.join(map(str, bad))}")
-    values = frame.to_numpy(dtype=float)
-    rows = np.flatnonzero(~np.isfinite(values).all(axis=1))
-    if rows.size:
-        raise ValueError(f"{rows.size} row(s) with NaN or infinite values (first: row {rows[0] + 1})")
-    features = [c for c in frame.columns if c != target]
-    if not features:
-        raise ValueError("no feature columns besides the target")
-    const = [c for c in features + [target] if frame[c].nunique() < 2]
-    if const:
-        raise ValueError(f"constant column(s): {', '.join(map(str, const))}")
-    if len(frame) < min_rows:
-        raise ValueError(f"{len(frame)} rows; at least {min_rows} are needed")
-    return frame[features].to_numpy(dtype=float), frame[target].to_numpy(dtype=float), features
+def builtin(name: str, n_rows: int, friedman_features: list[int], seed: int) -> pd.DataFrame:
+    """One builtin data set by name: ``planted_*`` (with the seed), ``friedman1``-``friedman3`` (``n_rows`` rows,
+    the given feature subset, with the seed) or ``diabetes`` (bmi, bp, s5; fixed)."""
+    if name.startswith("planted"):
+        return planted(name, n_rows, seed)
+    if name.startswith("friedman"):
+        return friedman(int(name[-1]), n_rows, list(friedman_features), seed)
+    return diabetes()
+
+
+def planted_info(name: str) -> dict | None:
+    """The planted expression of a noise-free planted set (canonical form, length, reachable by Karva L = 3), as
+    prepare's meta.json records it; None for noisy, Friedman, diabetes and PMLB sets."""
+    base = name.removesuffix("_noisy")
+    if base not in PLANTED or name.endswith("_noisy"):
+        return None
+    plant = PLANTED[base][1]
+    return {"expression": plant.expression, "length": plant.length, "karva3": plant.karva3}
+
+
+def read_prepared(path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """A prepared data set (one CSV: features and ``target``) as (X rows x features, y, feature names): every
+    column numeric and finite, none constant, at least 2 rows (ValueError naming the file otherwise)."""
+    from icml25.tables import numeric_table, read_csv
+
+    path = Path(path)
+    return numeric_table(read_csv(path), TARGET, path.name, min_rows=2, reject_constant=True)

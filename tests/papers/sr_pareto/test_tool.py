@@ -1,4 +1,5 @@
-"""`icml25 sr_pareto front` and sr_pareto's data paths (PMLB files on a fixture the test writes)."""
+"""`icml25 sr_pareto front` (the installed command once, then in process) and sr_pareto's data paths (PMLB files
+on a fixture the test writes)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from flows.cli import main as cli_main
 from icml25.errors import UserError
 from icml25.runner import run_stage
 from models.sr_pareto.data import planted
-from tests.conftest import icml25, paper_params
+from tests.helpers import icml25, paper_params
 
 COLUMNS = "EquationLength,EquationStructure,EquationParameters,NumericalIterations,MSE,R2"
 
@@ -47,20 +49,22 @@ def test_front_command_writes_the_published_columns(csv, tmp_path, root):
         (lambda f: f.assign(x1=1.0), ["--target", "y"], "constant column(s): x1"),
     ],
 )
-def test_bad_input_is_one_line_exit_2_and_nothing_written(csv, tmp_path, root, edit, args, message):
+def test_bad_input_is_one_line_exit_2_and_nothing_written(csv, tmp_path, capsys, edit, args, message):
     if edit:
         edit(pd.read_csv(csv)).to_csv(csv, index=False)
     out = tmp_path / "front.csv"
-    res = icml25(root, "sr_pareto", "front", str(csv), *args, "-o", str(out))
-    assert res.returncode == 2
-    assert message in res.stderr and "Traceback" not in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1
+    code = cli_main(["sr_pareto", "front", str(csv), *args, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
     assert not out.exists() and not list(tmp_path.glob(".*tmp"))
 
 
-def test_missing_file_is_a_clean_error(tmp_path, root):
-    res = icml25(root, "sr_pareto", "front", str(tmp_path / "none.csv"), "--target", "y")
-    assert res.returncode == 2 and "no such file" in res.stderr and "Traceback" not in res.stderr
+def test_missing_file_is_a_clean_error(tmp_path, capsys):
+    code = cli_main(["sr_pareto", "front", str(tmp_path / "none.csv"), "--target", "y"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no such file" in err and "Traceback" not in err
 
 
 def write_pmlb(root, name, rows=30):

@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from icml25.tables import numeric_table
 from models.sr_pareto.batch import fit_batched
-from models.sr_pareto.data import check_table, planted
+from models.sr_pareto.data import planted
 from models.sr_pareto.fit import compile_expr, degree, fit_protocol
 from models.sr_pareto.front import apo_front, evaluate_all, expressions, standardize
 from models.sr_pareto.grammar import (
@@ -105,7 +106,7 @@ def test_pow_protects_its_base_and_div_by_zero_is_invalid():
 
 @pytest.fixture(scope="module")
 def len3():
-    X, y, _ = check_table(planted("planted_len3", 60, 0), "target", 5)
+    X, y, _ = numeric_table(planted("planted_len3", 60, 0), "target", min_rows=5, reject_constant=True)
     return X, y
 
 
@@ -125,6 +126,7 @@ def test_fronts_are_equal_across_runs(len3):
     )
 
 
+@pytest.mark.slow  # the BFGS protocol over 853 expressions, twice (one of them in two joblib workers): ~10 s
 def test_every_expression_is_evaluated_whatever_the_chunking(len3):
     Xt, yz, _ = standardize(*len3)
     exprs = expressions(2, 5)
