@@ -90,11 +90,13 @@ PLANTED: dict[str, tuple[Callable, Planted]] = {
 
 def planted(name: str, n: int, seed: int) -> pd.DataFrame:
     """A planted set of ``n`` rows (features x0, x1 and ``target``); ``*_noisy`` adds Gaussian noise of 10% of
-    y's standard deviation (drawn with ``seed + 1``)."""
+    y's standard deviation, drawn from its own stream (``icml25.random``, "planted_noise")."""
+    from icml25 import random
+
     base = name.removesuffix("_noisy")
     X, y = PLANTED[base][0](np.random.default_rng(seed), n)
     if name.endswith("_noisy"):
-        y = y + 0.1 * y.std() * np.random.default_rng(seed + 1).standard_normal(n)
+        y = y + 0.1 * y.std() * random.rng(seed, "planted_noise").standard_normal(n)
     return _frame(X, y)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from icml25.registry import Paper
 
+
 @dataclass(frozen=True)
 class Prepare:
     test_fraction: float = field(default=0.2, metadata={"gt": 0.0, "lt": 1.0})

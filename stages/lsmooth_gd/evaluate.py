@@ -10,7 +10,6 @@ if TYPE_CHECKING:
 
 
 def run(ctx: StageContext) -> None:
-    import numpy as np
     import pandas as pd
     from scipy.stats import linregress
 
@@ -32,7 +31,7 @@ def run(ctx: StageContext) -> None:
     fit.update(starts=[r["start"] for r in cosh], iterations=[r["iterations"] for r in cosh])
     ctx.write_json("log_dependence.json", fit)
 
-    worst = closed_form_error(np.random.default_rng(ctx.seed), ev.closed_form_samples)
+    worst = closed_form_error(ctx.rng("closed_form"), ev.closed_form_samples)
     ctx.write_json("closed_form.json", {"samples": ev.closed_form_samples, "max_rel_diff": worst})
     ctx.carry(ctx.paths.trained, "history.csv", "final.json")
     ctx.log.info("%d analytic runs; closed form vs quadrature: %s", len(runs), worst)

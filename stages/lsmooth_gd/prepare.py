@@ -13,8 +13,7 @@ def run(ctx: StageContext) -> None:
     from sklearn.datasets import load_digits
 
     d = load_digits()
-    rng = np.random.default_rng(ctx.seed)
-    order = rng.permutation(len(d.target))
+    order = ctx.rng("split").permutation(len(d.target))
     n_test = int(round(ctx.params.prepare.test_fraction * len(order)))
     x = d.data / 16.0
     np.savez(

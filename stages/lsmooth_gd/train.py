@@ -19,9 +19,10 @@ def run(ctx: StageContext) -> None:
     tp = ctx.params.train
     d = np.load(ctx.paths.prepared / "digits.npz")
     rows, final = [], {}
+    seed = ctx.seed_for("init")  # every optimiser starts from the same initialisation
     for opt in tp.optimizers:
-        model = FullBatchGD(d["x_train"].shape[1], 10, tp.hidden, tp.init_scale, opt, tp.L0, tp.L1, ctx.seed)
-        make_trainer(tp.steps, ctx.seed).fit(model, full_batch(d["x_train"], d["y_train"]))
+        model = FullBatchGD(d["x_train"].shape[1], 10, tp.hidden, tp.init_scale, opt, tp.L0, tp.L1, seed)
+        make_trainer(tp.steps, seed).fit(model, full_batch(d["x_train"], d["y_train"]))
         rows += [{"optimizer": opt, **h} for h in model.history]
         final[opt] = {
             "final_loss": model.history[-1]["loss"],

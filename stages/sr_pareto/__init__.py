@@ -44,7 +44,7 @@ class Prepare:
     datasets: tuple[str, ...] = field(default=BUILTIN, metadata={"choices": BUILTIN})
     n_rows: int = field(default=300, metadata={"ge": 10})
     friedman_features: tuple[int, ...] = field(default=(0, 1), metadata={"ge": 0, "le": 3})
-    pmlb_root: str = "data/sr_pareto/pmlb"
+    pmlb_root: str = "pmlb"  # relative to data/sr_pareto/input/
     pmlb_names: tuple[str, ...] = ()
     max_length: int = field(default=7, metadata={"ge": 1, "le": 9})
 

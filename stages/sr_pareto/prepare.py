@@ -1,5 +1,5 @@
 """Builtin sets (planted with the seed, Friedman 1-3 on a fixed feature subset, diabetes on bmi/bp/s5) or PMLB
-files from ``pmlb_root``; one CSV per data set (features, ``target``) and meta.json (the maximum length, each
+files from ``pmlb_root`` (a folder inside data/sr_pareto/input/); one CSV per data set (features, ``target``) and meta.json (the maximum length, each
 set's rows, features and planted expression)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def run(ctx: StageContext) -> None:
             raise UserError("papers.sr_pareto.prepare.pmlb_names: empty; name the PMLB data sets to read")
         for name in p.pmlb_names:
             try:
-                frames[name] = data.pmlb(ctx.paths.root / p.pmlb_root, name)
+                frames[name] = data.pmlb(ctx.input_path("pmlb_root", p.pmlb_root), name)
             except (FileNotFoundError, ValueError) as exc:
                 raise UserError(str(exc)) from None
     sets = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from icml25.claims import claim
-from icml25.reporting import Evaluated, fmt, pyplot, table
+from icml25.reporting import Evaluated, fixed, fmt, pyplot, table
 
 
 def summary(ev: Evaluated) -> dict:
@@ -92,7 +92,8 @@ def fast_path_faithful(ev: Evaluated):
 
 
 def fronts_rows(ev: Evaluated) -> list[dict[str, Any]]:
-    """The fronts table: R^2 by length per data set, (K ...) where the Karva front is strictly lower."""
+    """The fronts table: R^2 by length per data set to six decimals (rounding noise such as 2.2e-16 at length 1
+    prints as 0), (K ...) where the Karva front is strictly lower."""
     import math
 
     comp, s = ev.csv("comparison.csv"), summary(ev)
@@ -102,8 +103,8 @@ def fronts_rows(ev: Evaluated) -> list[dict[str, Any]]:
     for name, part in comp.groupby("dataset", sort=False):
         r = {"data set": name, "features": int(part.features.iloc[0])}
         for x in part.itertuples():
-            r[f"L={x.length}"] = f"{fmt(float(x.full), 6)}" + (
-                f" (K {fmt(float(getattr(x, kcol)), 6)})" if (name, int(x.length)) in lower else ""
+            r[f"L={x.length}"] = f"{fixed(float(x.full), 6)}" + (
+                f" (K {fixed(float(getattr(x, kcol)), 6)})" if (name, int(x.length)) in lower else ""
             )
         pl = part.planted_length.iloc[0]
         r["planted"] = "" if math.isnan(pl) else f"L={int(pl)}"
@@ -148,7 +149,7 @@ def context(ev: Evaluated) -> dict:
         )
 
     below = s["below_planted"]
-    shorter = "; ".join(f"{r['dataset']}: {fmt(r['r2'], 6)} at L={r['length']}" for r in below["rows"])
+    shorter = "; ".join(f"{r['dataset']}: {fixed(r['r2'], 6)} at L={r['length']}" for r in below["rows"])
     return {
         "max_length": meta["max_length"],
         "fronts_table": table(fronts_rows(ev)).rstrip("\n"),

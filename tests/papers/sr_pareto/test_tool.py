@@ -80,7 +80,7 @@ def _params(root, **prepare):
 
 
 def test_prepare_reads_pmlb_files_behind_the_source_switch(tmp_path, root):
-    write_pmlb(tmp_path / "pmlb", "192_vineyard")
+    write_pmlb(tmp_path / "data" / "sr_pareto" / "input" / "pmlb", "192_vineyard")
     params = _params(root, source="pmlb", pmlb_root="pmlb", pmlb_names=["192_vineyard"])
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     run_stage(tmp_path, "sr_pareto", "prepare")
@@ -91,4 +91,8 @@ def test_prepare_reads_pmlb_files_behind_the_source_switch(tmp_path, root):
     params = _params(root, source="pmlb", pmlb_root="pmlb", pmlb_names=["228_elusage"])
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with pytest.raises(UserError, match="228_elusage.*not found.*no downloads"):
+        run_stage(tmp_path, "sr_pareto", "prepare")
+    params = _params(root, source="pmlb", pmlb_root="../../../params.yaml", pmlb_names=["192_vineyard"])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(UserError, match="papers.sr_pareto.prepare.pmlb_root: .* must be a path inside"):
         run_stage(tmp_path, "sr_pareto", "prepare")
