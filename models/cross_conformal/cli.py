@@ -72,15 +72,16 @@ def predict_table(
     import numpy as np
     import pandas as pd
 
+    from icml25.tables import numeric_table
+
     from .core import canonical_method, check_alpha
-    from .data import check_table
     from .regressor import CrossConformalRegressor, make_estimator
 
     check_alpha(alpha)
     method = canonical_method(method)
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; one of {', '.join(MODELS)}")
-    X, y, features = check_table(frame, target, "DATA", allow_missing_target=test is None)
+    X, y, features = numeric_table(frame, target, "DATA", allow_missing_target=test is None)
     if test is None:
         missing = ~np.isfinite(y)
         if not missing.any():
@@ -99,7 +100,7 @@ def predict_table(
         known = target in test.columns
         if not known:
             test[target] = np.nan
-        Xt, yt, _ = check_table(test[features + [target]], target, "TEST", allow_missing_target=True)
+        Xt, yt, _ = numeric_table(test[features + [target]], target, "TEST", allow_missing_target=True)
         if not known or not np.all(np.isfinite(yt)):
             yt = None
     if len(y) < 2:

@@ -5,7 +5,9 @@ X ~ N(0, 1)^{(n + n_test) x p}, y = X beta + N(0, 1). The official script draws 
 the single test point (n_test = 1).
 
 Real data: scikit-learn's bundled diabetes table (442 x 10, offline), or any CSV with a numeric target column
-(the paper's Abalone, Boston, Crime, ... CSVs, read from disk, never downloaded).
+(the paper's Abalone, Boston, Crime, ... CSVs, read from disk, never downloaded), checked by icml25.tables.
+
+The prepared files: ``sim_p<p>.npz`` per p of the simulation, and the fold summary the validation checks.
 """
 
 from __future__ import annotations
@@ -42,31 +44,29 @@ def diabetes_frame():
 
 
 def read_table(path: Path, target: str):
-    """A CSV's numeric columns as (X, y, feature names), with one-line errors that name the problem."""
-    from icml25.tables import read_csv
+    """A CSV of numbers as a frame of its feature columns then ``target`` renamed to "target", or ValueError
+    naming the path and the problem (missing or unreadable file, no such column, a non-numeric column, the
+    first row with a NaN or infinite value: icml25.tables)."""
+    from icml25.tables import numeric_table, read_csv
 
-    return check_table(read_csv(path), target, str(path))
+    frame = read_csv(path)
+    _, _, features = numeric_table(frame, target, str(path))
+    return frame[features + [target]].rename(columns={target: "target"})
 
 
-def check_table(frame, target: str, where: str = "table", allow_missing_target: bool = False):
-    import pandas as pd
+# ------------------------------------------------------------------------------ the prepared files
+def sim_name(p: int) -> str:
+    """The file of the simulation at dimension p (prepared and trained)."""
+    return f"sim_p{p:03d}.npz"
 
-    if target not in frame.columns:
-        raise ValueError(f"{where}: no column {target!r}; columns are {', '.join(map(str, frame.columns))}")
-    features = [c for c in frame.columns if c != target]
-    if not features:
-        raise ValueError(f"{where}: no feature columns besides the target {target!r}")
-    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if bad:
-        raise ValueError(f"{where}: column {bad[0]!r} is not numeric")
-    X = frame[features].to_numpy(float)
-    rows = np.flatnonzero(~np.all(np.isfinite(X), axis=1))
-    if len(rows):
-        raise ValueError(
-            f"{where}: NaN or infinite feature values in {len(rows)} rows (first: row {rows[0] + 1})"
-        )
-    y = frame[target].to_numpy(float)
-    if not allow_missing_target and not np.all(np.isfinite(y)):
-        first = int(np.flatnonzero(~np.isfinite(y))[0])
-        raise ValueError(f"{where}: NaN or infinite target {target!r} in row {first + 1}")
-    return X, y, features
+
+def fold_summary(labels: np.ndarray, K: int) -> dict[str, int]:
+    """What the validation checks of one replicate's fold labels: the spread of the fold sizes (0 when equal),
+    the number of non-empty folds, the number of points left out (-1) and whether every label is in -1..K-1."""
+    sizes = np.bincount(labels[labels >= 0], minlength=K)
+    return {
+        "fold_spread": int(sizes.max() - sizes.min()),
+        "folds_seen": int(np.sum(sizes > 0)),
+        "dropped": int(np.sum(labels < 0)),
+        "label_ok": int(labels.min() >= -1 and labels.max() < K),
+    }

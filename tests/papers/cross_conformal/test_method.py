@@ -254,3 +254,36 @@ def test_bad_inputs_raise_errors_that_name_the_value(call, message):
     X, y, _ = ols_replicate(rng, 40, 3, n_test=0)
     with pytest.raises(ValueError, match=message):
         call(CrossConformalRegressor(n_folds=5), X, y)
+
+
+def test_summary_coverage_se_and_widths_on_a_planted_frame(tmp_path):
+    import pandas as pd
+
+    from models.cross_conformal.experiment import summaries, summary
+
+    # two replicates of two test points: coverage 1 and 0.5 -> mean 0.75, SD sqrt(0.125), SE SD / sqrt(2)
+    frame = pd.DataFrame(
+        {
+            "data": "simulation",
+            "model": "ols",
+            "K": 2,
+            "construction": "exact",
+            "method": ["mod"] * 4 + ["vovk"] * 4 + ["cv+"] * 4,
+            "p": 5,
+            "rep": [0, 0, 1, 1] * 3,
+            "t": [0, 1] * 6,
+            "covered": [True, True, True, False] * 3,
+            "width": [1.0, 3.0, 2.0, np.inf] + [1.0, 3.0, 2.0, 5.0] * 2,
+        }
+    )
+    s = summary(frame, ["construction", "method", "p"]).set_index("method")
+    assert s.loc["mod", "coverage"] == 0.75 and s.loc["mod", "reps"] == 2
+    assert s.loc["mod", "se"] == pytest.approx(np.sqrt(0.125) / np.sqrt(2))
+    assert s.loc["vovk", "mean_width"] == 2.75 and s.loc["vovk", "median_width"] == 2.5
+    assert s.loc["vovk", "width_sd"] == pytest.approx(np.std([2.0, 3.5], ddof=1))
+    assert np.isinf(s.loc["mod", "mean_width"])  # an unbounded set keeps the mean infinite
+    # the report reads the summary back from CSV: every float must come back exactly
+    s.reset_index().to_csv(tmp_path / "s.csv", index=False)
+    back = pd.read_csv(tmp_path / "s.csv", float_precision="round_trip").set_index("method")
+    pd.testing.assert_frame_equal(back, s, check_exact=True)
+    assert summaries(frame)["vovk_vs_cv_plus"] == {"same_width": 1.0, "wider": 0}

@@ -1,4 +1,4 @@
-"""cross_conformal's smoke run through `dvc repro` (the session's smoke repo): report, claims, artifacts."""
+"""cross_conformal's smoke pipeline in process: report, claims, artifacts."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ import json
 import numpy as np
 import pandas as pd
 
-from tests.conftest import check_smoke_report
+from tests.helpers import check_report
 
 SLUG = "cross_conformal"
 
 
-def test_smoke_repro_writes_sets_scores_and_report(smoke_repo, root):
-    work, log = smoke_repo
+def test_smoke_pipeline_writes_sets_scores_and_report(smoke):
+    work = smoke.run(SLUG)
     ids = {"mod_coverage", "variants_coverage", "variants_smaller", "nesting", "vovk_identity"}
-    readme = check_smoke_report(work, log, root, SLUG, ids)
+    readme = check_report(work, SLUG, "smoke")
     data = work / "data" / SLUG
+    claims = json.loads((work / "reports" / SLUG / "claims.json").read_text())["claims"]
+    assert set(claims) == ids
     scores = np.load(data / "trained" / "main" / "simulation" / "sim_p020.npz")
     assert scores["res"].shape[1:] == (5, 10) and scores["mu"].shape[1:] == (1, 5)  # smoke: n = 50, K = 5
     sets = pd.read_csv(data / "evaluated" / "main" / "sets.csv.gz")
@@ -34,6 +36,5 @@ def test_smoke_repro_writes_sets_scores_and_report(smoke_repo, root):
     } <= set(sets.method)
     assert set(sets.construction) == {"exact", "official_grid"}
     checks = json.loads((data / "evaluated" / "main" / "checks.json").read_text())
-    claims = json.loads((work / "reports" / SLUG / "claims.json").read_text())["claims"]
     assert claims["nesting"]["value"] == checks["simulation"]["nesting"] + checks["real"]["nesting"] == 0
     assert "figures/ols_simulation.png" in readme and "MAPIE" in readme

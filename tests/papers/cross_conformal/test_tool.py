@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from icml25.cli import main as cli_main
+from flows.cli import main as cli_main
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from tests.conftest import icml25, paper_params
+from tests.helpers import icml25, paper_params
 
 SLUG = "cross_conformal"
 
@@ -125,7 +125,7 @@ def test_bad_tables_name_the_row_or_column(tables, capsys):
         )
         == 2
     )
-    assert "NaN or infinite feature values in 1 rows (first: row 7)" in capsys.readouterr().err
+    assert "1 row(s) with NaN or infinite values (first: row 7)" in capsys.readouterr().err
     pd.read_csv(tables / "test.csv").drop(columns="c").to_csv(tables / "short.csv", index=False)
     assert (
         cli_main(
