@@ -26,9 +26,10 @@ def ols_replicate(rng: np.random.Generator, n: int, p: int, n_test: int = 1, sig
     return X, y, beta
 
 
-def ols_simulation(seed: int, n: int, p: int, replications: int, n_test: int = 1, signal: float = 10.0):
-    """B replicates stacked: X (B, n + n_test, p), y (B, n + n_test), beta (B, p); seeded by (seed, p)."""
-    rng = np.random.default_rng([seed, p])
+def ols_simulation(
+    rng: np.random.Generator, n: int, p: int, replications: int, n_test: int = 1, signal: float = 10.0
+):
+    """B replicates stacked: X (B, n + n_test, p), y (B, n + n_test), beta (B, p), drawn from ``rng``."""
     reps = [ols_replicate(rng, n, p, n_test, signal) for _ in range(replications)]
     return tuple(np.stack(a) for a in zip(*reps, strict=True))
 

@@ -37,7 +37,7 @@ class Prepare:
     signal: float = field(default=10.0, metadata={"gt": 0.0})
     folds: int = field(default=5, metadata={"ge": 2})
     real_source: Literal["diabetes", "csv"] = "diabetes"
-    real_csv: str = "data/cross_conformal/real.csv"
+    real_csv: str = "real.csv"  # relative to data/cross_conformal/input/
     real_target: str = "target"
     real_splits: int = field(default=20, metadata={"ge": 1})
     real_test: int = field(default=100, metadata={"ge": 1})

@@ -40,11 +40,13 @@ def run(ctx: StageContext) -> None:
             p=p,
             K=sim["folds"],
             alpha=a,
-            u=np.random.default_rng([ctx.seed, p, 7]).random((B, sim["n_test"])),
+            u=ctx.rng("u", p).random((B, sim["n_test"])),
             grid_factor=ev.unstable_grid_factor if unstable else 1.0,
             grid_points=ev.unstable_grid_points if unstable else ev.grid_points,
             full_conformal=ev.full_conformal,
-            mapie_seeds=[ctx.seed + b for b in range(B)] if ev.mapie and p in ev.mapie_p else None,
+            mapie_seeds=[ctx.seed_for("mapie_folds", p, b) for b in range(B)]
+            if ev.mapie and p in ev.mapie_p
+            else None,
             checks=checks["simulation"],
         )
         ctx.log.info("simulation p = %d evaluated", p)
@@ -57,9 +59,15 @@ def run(ctx: StageContext) -> None:
         for K in real["folds"]:
             splits = range(real["splits"])
             mapie = None
-            if ev.mapie:  # MAPIE's CV+ with the split's own estimator and KFold seed
+            if ev.mapie:  # MAPIE's CV+ with the split's own estimator (train's stream) and its own KFold seed
                 opts = {"lasso_alpha": meta["lasso_alpha"], "trees": meta["rf_trees"]}
-                mapie = [(make_estimator(name, seed=ctx.seed + b, **opts), ctx.seed + b) for b in splits]
+                mapie = [
+                    (
+                        make_estimator(name, seed=ctx.seed_for("estimator", b), **opts),
+                        ctx.seed_for("mapie_folds", K, b),
+                    )
+                    for b in splits
+                ]
             records += evaluate_real(
                 Xall,
                 yall,
@@ -69,12 +77,13 @@ def run(ctx: StageContext) -> None:
                 model=name,
                 K=K,
                 alpha=a,
-                u=[np.random.default_rng([ctx.seed, K, b, 11]).random(len(s["test"][b])) for b in splits],
+                u=[ctx.rng("u_real", K, b).random(len(s["test"][b])) for b in splits],
                 mapie=mapie,
                 checks=checks["real"],
             )
             ctx.log.info("real data %s, K = %d evaluated", name, K)
-    pd.DataFrame(records).to_csv(ctx.out / "sets.csv.gz", index=False)
+    sets = ctx.out / "sets.csv.gz"  # no timestamp in the gzip header: the same sets give the same bytes
+    pd.DataFrame(records).to_csv(sets, index=False, compression={"method": "gzip", "mtime": 0})
     checks["alpha"] = a
     checks["sets"] = ev.sets
     ctx.write_json("checks.json", checks)

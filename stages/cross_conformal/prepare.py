@@ -1,5 +1,5 @@
 """The OLS simulation per p (X, y with the test rows last, beta, each replicate's fold labels and split order)
-and the real table (diabetes, or a CSV behind ``real_source: csv``) with its random train/test splits and folds.
+and the real table (diabetes, or a CSV in data/cross_conformal/input/ behind ``real_source: csv``) with its random train/test splits and folds.
 The real table and the fold settings are checked before anything is written."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def run(ctx: StageContext) -> None:
     pp = ctx.params.prepare
     if pp.real_source == "csv":  # check the real table before writing anything
         try:
-            frame = read_table(ctx.paths.root / pp.real_csv, pp.real_target)
+            frame = read_table(ctx.input_path("real_csv", pp.real_csv), pp.real_target)
         except ValueError as exc:
             raise UserError(f"papers.cross_conformal.prepare: {exc}") from None
         name = pp.real_csv
@@ -38,14 +38,10 @@ def run(ctx: StageContext) -> None:
     except ValueError as exc:
         raise UserError(f"papers.cross_conformal.prepare: n = {pp.n}, folds = {pp.folds}: {exc}") from None
     for p in pp.p_grid:
-        X, y, beta = ols_simulation(ctx.seed, pp.n, p, pp.replications, pp.n_test, pp.signal)
-        folds, split = replicate_folds(
-            pp.n, pp.folds, pp.replications, np.random.default_rng([ctx.seed, p, 1])
-        )
+        X, y, beta = ols_simulation(ctx.rng("simulation", p), pp.n, p, pp.replications, pp.n_test, pp.signal)
+        folds, split = replicate_folds(pp.n, pp.folds, pp.replications, ctx.rng("folds", p))
         np.savez(ctx.out / sim_name(p), X=X, y=y, beta=beta, folds=folds, split=split)
-    splits = real_splits(
-        len(frame), n_train, pp.real_splits, pp.real_folds, np.random.default_rng([ctx.seed, 2])
-    )
+    splits = real_splits(len(frame), n_train, pp.real_splits, pp.real_folds, ctx.rng("real_splits"))
     frame.to_csv(ctx.out / "real.csv", index=False)
     np.savez(ctx.out / "real_splits.npz", **splits)
     ctx.write_json(

@@ -57,12 +57,12 @@ LABEL = {
 # ------------------------------------------------------------------------------------------------ lookups
 def simulation(ev: Evaluated) -> Any:
     """The simulation summary by construction, method and p (floats read back exactly)."""
-    return ev.csv("summary_simulation.csv", float_precision="round_trip")
+    return ev.csv("summary_simulation.csv")
 
 
 def real_summary(ev: Evaluated) -> Any:
     """The real-data summary (exact sets) by model, K and method."""
-    return ev.csv("summary_real.csv", float_precision="round_trip")
+    return ev.csv("summary_real.csv")
 
 
 def shown_sets(ev: Evaluated) -> Any:
@@ -259,7 +259,7 @@ def _real_rows(ev: Evaluated) -> list[dict]:
 
 
 def _shrink_rows(ev: Evaluated) -> list[dict]:
-    frame = ev.csv("shrink.csv", float_precision="round_trip")
+    frame = ev.csv("shrink.csv")
     return [
         {"model": r["model"], "K": r["K"], **{LABEL[v]: fmt(float(r[v]), 3) for v in VARIANTS}}
         for r in frame.to_dict(orient="records")

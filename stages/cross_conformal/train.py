@@ -35,7 +35,9 @@ def run(ctx: StageContext) -> None:
     for name in tp.real_models:
         for K in real["folds"]:
             estimators = [
-                make_estimator(name, seed=ctx.seed + b, lasso_alpha=tp.lasso_alpha, trees=tp.rf_trees)
+                make_estimator(
+                    name, seed=ctx.seed_for("estimator", b), lasso_alpha=tp.lasso_alpha, trees=tp.rf_trees
+                )
                 for b in range(real["splits"])
             ]
             np.savez(ctx.out / "real" / f"{name}_K{K}.npz", **train_real(Xall, yall, s, K, estimators))

@@ -152,7 +152,8 @@ def test_prepare_reads_a_real_csv_behind_the_source_switch(tmp_path, root):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame(rng.standard_normal((42, 2)), columns=["x1", "x2"])
     frame["Rings"] = frame.x1 + 3.0
-    frame.to_csv(tmp_path / "abalone.csv", index=False)
+    (tmp_path / "data" / SLUG / "input").mkdir(parents=True)
+    frame.to_csv(tmp_path / "data" / SLUG / "input" / "abalone.csv", index=False)
     params = _params(root, real_source="csv", real_csv="abalone.csv", real_target="Rings")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     run_stage(tmp_path, SLUG, "prepare")
@@ -178,6 +179,10 @@ def test_prepare_reads_a_real_csv_behind_the_source_switch(tmp_path, root):
     [
         ({"real_source": "csv", "real_csv": "nowhere.csv"}, "nowhere.csv: no such file"),
         ({"real_test": 440}, "diabetes has 442 rows; real_test = 440 leaves 2 training rows"),
+        (
+            {"real_source": "csv", "real_csv": "/etc/hosts"},
+            "real_csv: '/etc/hosts' must be a path inside data/",
+        ),
         ({"n": 4, "folds": 5}, "n = 4, folds = 5: the number of folds K = 5 exceeds"),
     ],
 )
