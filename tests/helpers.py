@@ -3,32 +3,34 @@ a stage run in a temporary folder, and the check of a paper's report."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CHECKER = ROOT.parent / "shared" / "tools" / "check_claims.py"
 
 
-def lazy(name: str) -> ModuleType:
-    """Module ``name``, executed on first attribute access (importlib's LazyLoader): a test module can name
-    ``glu = lazy("models.model_independence.glu")`` at the top without importing torch at collection."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
+class lazy:  # noqa: N801 - used like a module: `glu = lazy("models.model_independence.glu")`
+    """A module imported on first attribute access, so that collecting a test file imports neither torch nor
+    Lightning: ``glu = lazy("models.model_independence.glu")`` at the top, ``glu.forward(...)`` in a test.
+
+    Not importlib's LazyLoader: it leaves placeholder modules in ``sys.modules``, and ``inspect.getmodule`` (which
+    torch calls while it is imported) reads ``__file__`` of every module there, starting the import of each
+    placeholder in the middle of torch's own; a paper module that imports torch then fails half-initialised. This
+    proxy registers nothing; the attributes pytest probes while collecting (``__test__``, ``__wrapped__``,
+    ``_mock_name``, ...) are answered without importing."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        if attr.startswith(("__", "_mock", "_pytest")):
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
 
 
 def dvc(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -98,7 +100,9 @@ def check_report(work: Path, slug: str, profile: str) -> str:
     assert list(doc["claims"]) == ids
     assert contract_problems(doc, ids) == []
     if SHARED_CHECKER.exists():
-        res = subprocess.run([sys.executable, str(SHARED_CHECKER), slug, *ids], cwd=work, capture_output=True, text=True)
+        res = subprocess.run(
+            [sys.executable, str(SHARED_CHECKER), slug, *ids], cwd=work, capture_output=True, text=True
+        )
         assert res.returncode == 0, res.stdout
     readme = (report / "README.md").read_text()
     assert "## Claims" in readme and "## Parameters" in readme

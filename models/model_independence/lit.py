@@ -16,10 +16,8 @@ import torch
 from torch.nn import functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
+from .data import PIXEL_MAX, PIXELS
 from .glu import GLUConfig, GLUEnsemble
-
-PIXELS = [f"p{i}" for i in range(64)]
-PIXEL_MAX = 16.0
 
 
 def load_split(

@@ -7,39 +7,45 @@ stub-killer at the end shows that plausible fakes fail the same validity + power
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-import torch
 from scipy import stats as sps
 
 from icml25.errors import UserError
-from models.model_independence import glu
-from models.model_independence import stats as st
-from models.model_independence.api import digits_inputs
-from models.model_independence.permutations import (
-    output_preserving_transform,
-    random_group_element,
-)
+from tests.helpers import lazy
 
-CFG = glu.GLUConfig()  # d_in 64, d 32, h 64, 2 blocks, 10 classes
-L = CFG.n_blocks
-ARCH = glu.ARCHITECTURE
+if TYPE_CHECKING:
+    import torch
+
+# torch is imported when a test runs, never at collection (tests.helpers.lazy)
+glu = lazy("models.model_independence.glu")
+st = lazy("models.model_independence.stats")
+api = lazy("models.model_independence.api")
+perms = lazy("models.model_independence.permutations")
+
+L = 2  # blocks of the default GLUConfig (d_in 64, d 32, h 64, 2 blocks, 10 classes): test_defaults checks
+ARCH = "icml25-glu"
 
 
 def init(seed: int) -> dict[str, torch.Tensor]:
-    return glu.init_weights(CFG, torch.Generator().manual_seed(seed))
+    import torch
+
+    return glu.init_weights(glu.GLUConfig(), torch.Generator().manual_seed(seed))
 
 
 def perturbed(w: dict[str, torch.Tensor], scale: float, seed: int) -> dict[str, torch.Tensor]:
     """A stand-in for fine-tuning: w + scale * N(0, 1) * (per-tensor init bound)."""
+    import torch
+
     gen = torch.Generator().manual_seed(seed)
     return {k: v + scale * v.abs().max() * torch.randn(v.shape, generator=gen) for k, v in w.items()}
 
 
 @pytest.fixture(scope="module")
 def x() -> torch.Tensor:
-    return digits_inputs(200)
+    return api.digits_inputs(200)
 
 
 def acts(w: dict[str, torch.Tensor], x: torch.Tensor) -> list[dict[str, torch.Tensor]]:
@@ -48,6 +54,11 @@ def acts(w: dict[str, torch.Tensor], x: torch.Tensor) -> list[dict[str, torch.Te
 
 def independent_pairs(n: int) -> list[tuple[dict, dict]]:
     return [(init(1000 + 2 * i), init(1001 + 2 * i)) for i in range(n)]
+
+
+def test_defaults():
+    """The constants above are the default model's."""
+    assert glu.GLUConfig().n_blocks == L and glu.ARCHITECTURE == ARCH
 
 
 # ---------------------------------------------------------------------------------------------- SPEARMAN (Alg. 3)
@@ -120,6 +131,8 @@ def test_fisher_single_nan_and_underflow():
 
 
 def test_match_recovers_a_planted_permutation_under_noise_and_scaling():
+    import torch
+
     rng = np.random.default_rng(2)
     a = rng.standard_normal((50, 30))
     sigma = rng.permutation(50)  # row j of b is row sigma[j] of a
@@ -139,14 +152,16 @@ def test_match_recovers_a_planted_permutation_under_noise_and_scaling():
 
 
 def test_random_group_element_and_adversarial_transform_preserve_the_function(x):
+    import torch
+
     w = init(0)
     ref, _ = glu.forward(w, x, L)
     rng = np.random.default_rng(3)
     for _ in range(3):
-        wp = random_group_element(w, ARCH, L, rng)
+        wp = perms.random_group_element(w, ARCH, L, rng)
         assert any(not torch.equal(wp[k], w[k]) for k in w)
         assert float((glu.forward(wp, x, L)[0] - ref).norm() / ref.norm()) < 1e-5
-    wt = output_preserving_transform(w, L, seed=4)
+    wt = perms.output_preserving_transform(w, L, seed=4)
     assert not torch.allclose(
         wt[glu.up_key(0)].abs().sum(1).sort().values, w[glu.up_key(0)].abs().sum(1).sort().values
     )  # rows really rescaled
@@ -155,12 +170,14 @@ def test_random_group_element_and_adversarial_transform_preserve_the_function(x)
 
 
 def test_a_tensor_without_a_rule_raises():
+    import torch
+
     w = init(0)
     w["model.extra.weight"] = torch.zeros(3, 3)
     with pytest.raises(UserError, match="model.extra.weight"):
-        random_group_element(w, ARCH, L, np.random.default_rng(0))
+        perms.random_group_element(w, ARCH, L, np.random.default_rng(0))
     with pytest.raises(UserError, match="block 5"):
-        random_group_element({glu.up_key(5): torch.zeros(4, 4)}, ARCH, L, np.random.default_rng(0))
+        perms.random_group_element({glu.up_key(5): torch.zeros(4, 4)}, ARCH, L, np.random.default_rng(0))
 
 
 # ------------------------------------------------------------------------------------ phi_U, phi_MATCH (Eq. 2, 3)
@@ -178,18 +195,18 @@ def test_phi_match_invariance_and_the_constrained_test_is_fooled(x):
     base = st.phi_match(acts(w1, x), acts(w2, x))
     assert base.log10p > -3
     for seed in (5, 6):  # transforming model 1: identical per-block p-values
-        moved = st.phi_match(acts(output_preserving_transform(w1, L, seed=seed), x), acts(w2, x))
+        moved = st.phi_match(acts(perms.output_preserving_transform(w1, L, seed=seed), x), acts(w2, x))
         np.testing.assert_allclose(moved.per_block, base.per_block, rtol=0, atol=1e-12)
     # a dependent pair: transforms of either model leave phi_MATCH at its (exact) value
     ft = perturbed(w1, 0.02, seed=7)
     dep = st.phi_match(acts(w1, x), acts(ft, x))
     assert dep.log10p < -10
     for s1, s2 in ((8, None), (None, 9), (10, 11)):
-        a = output_preserving_transform(w1, L, seed=s1) if s1 is not None else w1
-        b = output_preserving_transform(ft, L, seed=s2) if s2 is not None else ft
+        a = perms.output_preserving_transform(w1, L, seed=s1) if s1 is not None else w1
+        b = perms.output_preserving_transform(ft, L, seed=s2) if s2 is not None else ft
         assert st.phi_match(acts(a, x), acts(b, x)).log10p == pytest.approx(dep.log10p, abs=1e-9)
     # the paper's prediction: a function-identical permuted copy fools phi_U but not phi_MATCH
-    wt = output_preserving_transform(w1, L, seed=12)
+    wt = perms.output_preserving_transform(w1, L, seed=12)
     assert st.phi_match(acts(w1, x), acts(wt, x)).log10p < -10
     assert st.phi_u(w1, wt, L).log10p > -3
 
@@ -197,6 +214,8 @@ def test_phi_match_invariance_and_the_constrained_test_is_fooled(x):
 def test_phi_match_with_unequal_widths_is_valid_and_detects_a_pruned_copy(x):
     """h_1 != h_2: a copy keeping 48 of 64 hidden units is detected; independent 64- vs 96-unit models are not
     (Spearman over zero-padded rows would be: the padding is matched identically for gate and up)."""
+    import torch
+
     wide = glu.GLUConfig(d_hidden=96)
     ps = []
     for i in range(20):
@@ -263,7 +282,7 @@ def test_permtest_l2_is_fooled_by_a_permuted_copy():
     w = init(0)
     smallest = math.log10(1 / 20)
     assert st.permtest_l2(w, perturbed(w, 0.02, seed=1), ARCH, L, T=19).log10p == pytest.approx(smallest)
-    permuted = output_preserving_transform(w, L, seed=2)
+    permuted = perms.output_preserving_transform(w, L, seed=2)
     assert st.permtest_l2(w, permuted, ARCH, L, T=19).log10p > smallest
 
 
@@ -290,6 +309,8 @@ def test_real_statistics_pass_the_helper(x):
 
 
 def test_stubs_fail_the_helper():
+    import torch
+
     rng = np.random.default_rng(0)
 
     def random_p(a, b):

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from icml25.errors import UserError
-from models.model_independence import glu
-from models.model_independence.api import independence_test
-from models.model_independence.checkpoints import check_compatible, load_checkpoint, save_checkpoint
-from models.model_independence.cli import main
-from models.model_independence.permutations import output_preserving_transform, random_group_element
+from models.model_independence.cli import main  # torch-free: the command imports torch when it runs
+from tests.helpers import icml25, lazy
+
+# torch and transformers are imported when a test runs, never at collection (tests.helpers.lazy)
+glu = lazy("models.model_independence.glu")
+api = lazy("models.model_independence.api")
+ckpts = lazy("models.model_independence.checkpoints")
+perms = lazy("models.model_independence.permutations")
 
 T = 19
 
@@ -43,6 +45,7 @@ def llama_config(intermediate_size: int = 64):
 
 
 def new_llama(seed: int, intermediate_size: int = 64):
+    import torch
     from transformers import LlamaForCausalLM
 
     torch.manual_seed(seed)
@@ -54,6 +57,7 @@ def folders(offline, tmp_path_factory) -> dict[str, Path]:
     """A: a tiny Llama; B: A fine-tuned (20 Adam steps, lr 1e-3, causal LM loss on random tokens); C: an
     independently seeded Llama; W: a Llama with a wider MLP; G: a tiny GPT-2; g0, g1: independent icml25-glu
     models; g0t: g0 after an output-preserving permutation and rescaling."""
+    import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     root = tmp_path_factory.mktemp("model_independence")
@@ -79,9 +83,11 @@ def folders(offline, tmp_path_factory) -> dict[str, Path]:
     ).save_pretrained(out["G"], safe_serialization=True)
     cfg = glu.GLUConfig()
     w0 = glu.init_weights(cfg, torch.Generator().manual_seed(0))
-    save_checkpoint(out["g0"], cfg.to_json(), w0)
-    save_checkpoint(out["g1"], cfg.to_json(), glu.init_weights(cfg, torch.Generator().manual_seed(1)))
-    save_checkpoint(out["g0t"], cfg.to_json(), output_preserving_transform(w0, cfg.n_blocks, seed=3))
+    ckpts.save_checkpoint(out["g0"], cfg.to_json(), w0)
+    ckpts.save_checkpoint(out["g1"], cfg.to_json(), glu.init_weights(cfg, torch.Generator().manual_seed(1)))
+    ckpts.save_checkpoint(
+        out["g0t"], cfg.to_json(), perms.output_preserving_transform(w0, cfg.n_blocks, seed=3)
+    )
     return out
 
 
@@ -89,26 +95,29 @@ def folders(offline, tmp_path_factory) -> dict[str, Path]:
 
 
 def test_llama_fine_tune_is_dependent_and_an_independent_seed_is_not(folders):
-    a, b, c = (load_checkpoint(folders[k]) for k in "ABC")
+    a, b, c = (ckpts.load_checkpoint(folders[k]) for k in "ABC")
     assert (a.arch, a.n_blocks, a.d_model, a.d_hidden) == ("llama", 2, 32, 64)
-    assert independence_test(a, b, stat="u").log10p < -5
-    assert independence_test(a, b, stat="l2", permutations=T).log10p == pytest.approx(math.log10(1 / (T + 1)))
-    assert independence_test(a, c, stat="u").log10p > -3
-    assert independence_test(a, c, stat="l2", permutations=T).log10p > -3
+    assert api.independence_test(a, b, stat="u").log10p < -5
+    assert api.independence_test(a, b, stat="l2", permutations=T).log10p == pytest.approx(
+        math.log10(1 / (T + 1))
+    )
+    assert api.independence_test(a, c, stat="u").log10p > -3
+    assert api.independence_test(a, c, stat="l2", permutations=T).log10p > -3
 
 
 def test_llama_activation_statistics_through_hooks(folders):
-    assert independence_test(folders["A"], folders["B"], stat="h", n_inputs=8).log10p < -5
-    assert independence_test(folders["A"], folders["B"], stat="match", n_inputs=8).log10p < -5
-    assert independence_test(folders["A"], folders["C"], stat="match", n_inputs=8).log10p > -3
+    assert api.independence_test(folders["A"], folders["B"], stat="h", n_inputs=8).log10p < -5
+    assert api.independence_test(folders["A"], folders["B"], stat="match", n_inputs=8).log10p < -5
+    assert api.independence_test(folders["A"], folders["C"], stat="match", n_inputs=8).log10p > -3
 
 
 def test_the_llama_group_element_preserves_the_model_function(folders):
     """Table 3's rules for Llama (embedding columns, q/k/v columns, o rows, norms, MLP) are output-preserving."""
+    import torch
     from transformers import LlamaForCausalLM
 
-    ckpt = load_checkpoint(folders["A"])
-    moved = random_group_element(ckpt.weights, "llama", ckpt.n_blocks, np.random.default_rng(0))
+    ckpt = ckpts.load_checkpoint(folders["A"])
+    moved = perms.random_group_element(ckpt.weights, "llama", ckpt.n_blocks, np.random.default_rng(0))
     assert not torch.equal(moved[glu.up_key(0)], ckpt.weights[glu.up_key(0)])
     model = LlamaForCausalLM(llama_config()).eval()
     ids = torch.randint(0, 128, (2, 12), generator=torch.Generator().manual_seed(0))
@@ -149,29 +158,32 @@ def test_cli_json(folders, capsys):
 
 
 def test_glu_checkpoint_round_trip_and_phi_match(folders, tmp_path):
+    import torch
+
     cfg = glu.GLUConfig()
     w = glu.init_weights(cfg, torch.Generator().manual_seed(0))
-    ckpt = load_checkpoint(folders["g0"])
+    ckpt = ckpts.load_checkpoint(folders["g0"])
     assert (ckpt.arch, ckpt.n_blocks, ckpt.d_model, ckpt.d_hidden) == ("icml25-glu", 2, 32, 64)
     assert ckpt.config == cfg.to_json()
     assert set(ckpt.weights) == set(w) and all(torch.equal(ckpt.weights[k], w[k]) for k in w)
     # overwriting is atomic and leaves no temporary folders behind
     target = tmp_path / "ckpt"
-    save_checkpoint(target, cfg.to_json(), w)
-    save_checkpoint(target, cfg.to_json(), {k: v.bfloat16() for k, v in w.items()})
+    ckpts.save_checkpoint(target, cfg.to_json(), w)
+    ckpts.save_checkpoint(target, cfg.to_json(), {k: v.bfloat16() for k, v in w.items()})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
-    again = load_checkpoint(target)
+    again = ckpts.load_checkpoint(target)
     assert all(t.dtype == torch.float32 for t in again.weights.values())
     # phi_MATCH sees through the output-preserving transformation; an independent model stays unremarkable
-    assert independence_test(folders["g0"], folders["g0t"], stat="match").log10p < -10
-    assert independence_test(ckpt, load_checkpoint(folders["g1"]), stat="match").log10p > -3
-    assert independence_test(folders["g0"], folders["g0t"], stat="u").log10p > -3  # phi_U is fooled
+    assert api.independence_test(folders["g0"], folders["g0t"], stat="match").log10p < -10
+    assert api.independence_test(ckpt, ckpts.load_checkpoint(folders["g1"]), stat="match").log10p > -3
+    assert api.independence_test(folders["g0"], folders["g0t"], stat="u").log10p > -3  # phi_U is fooled
 
 
 def test_sharded_llama_folder(folders, tmp_path):
+    import torch
     from safetensors.torch import save_file
 
-    weights = load_checkpoint(folders["A"]).weights
+    weights = ckpts.load_checkpoint(folders["A"]).weights
     names = sorted(weights)
     shards = {"model-00001-of-00002.safetensors": names[::2], "model-00002-of-00002.safetensors": names[1::2]}
     for fname, keys in shards.items():
@@ -179,7 +191,7 @@ def test_sharded_llama_folder(folders, tmp_path):
     index = {"weight_map": {k: fname for fname, keys in shards.items() for k in keys}}
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     (tmp_path / "config.json").write_text((folders["A"] / "config.json").read_text())
-    sharded = load_checkpoint(tmp_path)
+    sharded = ckpts.load_checkpoint(tmp_path)
     assert sharded.arch == "llama" and all(torch.equal(sharded.weights[k], weights[k]) for k in names)
 
 
@@ -187,39 +199,41 @@ def test_sharded_llama_folder(folders, tmp_path):
 
 
 def test_bad_inputs_raise_user_errors_naming_the_problem(folders, tmp_path):
+    import torch
+
     missing = tmp_path / "nowhere"
     with pytest.raises(UserError, match="nowhere: no such checkpoint folder"):
-        load_checkpoint(missing)
+        ckpts.load_checkpoint(missing)
     no_weights = tmp_path / "config_only"
     no_weights.mkdir()
     (no_weights / "config.json").write_text(json.dumps({"model_type": "llama"}))
     with pytest.raises(UserError, match=r"config_only: no weights"):
-        load_checkpoint(no_weights)
+        ckpts.load_checkpoint(no_weights)
     no_config = tmp_path / "weights_only"
     no_config.mkdir()
     with pytest.raises(UserError, match=r"weights_only: no config.json"):
-        load_checkpoint(no_config)
+        ckpts.load_checkpoint(no_config)
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "config.json").write_text("{not json")
     with pytest.raises(UserError, match=r"broken/config.json: unreadable JSON"):
-        load_checkpoint(broken)
+        ckpts.load_checkpoint(broken)
     with pytest.raises(UserError, match=r"G is not a GLU model: no model\.layers\.N\.mlp"):
-        load_checkpoint(folders["G"])
+        ckpts.load_checkpoint(folders["G"])
     bad_shape = tmp_path / "bad_shape"
-    save_checkpoint(
+    ckpts.save_checkpoint(
         bad_shape,
         {**glu.GLUConfig().to_json(), "d_hidden": 65},
         glu.init_weights(glu.GLUConfig(), torch.Generator().manual_seed(0)),
     )
     with pytest.raises(UserError, match=r"bad_shape: inconsistent shapes"):
-        load_checkpoint(bad_shape)
+        ckpts.load_checkpoint(bad_shape)
 
     with pytest.raises(UserError, match=r"different architectures") as err:
-        independence_test(folders["A"], folders["g0"], stat="u")
+        api.independence_test(folders["A"], folders["g0"], stat="u")
     assert "llama, 2 blocks, d_model=32" in str(err.value) and "icml25-glu, 2 blocks" in str(err.value)
     with pytest.raises(UserError, match=r"d_hidden=64\).*d_hidden=96\).*different widths"):
-        check_compatible(load_checkpoint(folders["A"]), load_checkpoint(folders["W"]), "u")
+        ckpts.check_compatible(ckpts.load_checkpoint(folders["A"]), ckpts.load_checkpoint(folders["W"]), "u")
     with pytest.raises(UserError, match="'xyz'"):
         main(["test", str(folders["A"]), str(folders["B"]), "--stat", "xyz"])
     with pytest.raises(UserError, match="nowhere"):
@@ -230,8 +244,6 @@ def test_bad_inputs_raise_user_errors_naming_the_problem(folders, tmp_path):
 
 def test_cli_errors_exit_2_without_traceback(root, tmp_path):
     """Through the real `icml25` entry point: one line on stderr, exit 2, nothing written."""
-    from tests.conftest import icml25
-
     before = sorted(tmp_path.iterdir())
     out = icml25(root, "model_independence", "test", str(tmp_path / "a"), str(tmp_path / "b"))
     assert (
