@@ -25,7 +25,9 @@ def run(ctx: StageContext) -> None:
     x_test, _ = load_split(ctx.paths.prepared, "test")
     acts = ex.activations(weights, x_test[: e.n_inputs], n_blocks)
 
-    rows = ex.pair_tests(weights, acts, n_blocks, permutations=e.permutations, seed=ctx.seed, **options)
+    rows = ex.pair_tests(
+        weights, acts, n_blocks, permutations=e.permutations, seed=ctx.seed_for("permtest"), **options
+    )
     pd.DataFrame(rows).to_csv(ctx.out / "pvalues.csv", index=False)
     heat = ex.heatmap(acts, ex.heatmap_names(list(ckpts), e.heatmap_models), **options)
     pd.DataFrame(heat).to_csv(ctx.out / "heatmap.csv", index=False)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 def run(ctx: StageContext) -> None:
     from models.model_independence.data import SPLITS, digits_frame, stratified_split
 
-    parts = stratified_split(digits_frame(), ctx.params.prepare.test_fraction, ctx.seed)
+    parts = stratified_split(digits_frame(), ctx.params.prepare.test_fraction, ctx.seed_for("split"))
     for name, part in zip(SPLITS, parts, strict=True):
         part.to_csv(ctx.out / f"{name}.csv", index=False)
     ctx.log.info("digits: %d train, %d test", *(len(p) for p in parts))

@@ -19,18 +19,19 @@ def run(ctx: StageContext) -> None:
 
     p, prepared = ctx.params.train, ctx.paths.prepared
     cfg = glu_config(p.d_model, p.d_hidden, p.n_blocks)
-    base = GLULightning(cfg, [ctx.seed * 1000], optimizer="adam", lr=p.lr)
-    fit(base, prepared, p.batch_size, p.base_steps, None, ctx.seed)
-    ft = GLULightning(cfg, [ctx.seed * 1000], optimizer="sgd", lr=p.ft_lr)
+    order = ctx.seed_for("data_order")  # base and the independent models see the same data in the same order
+    base = GLULightning(cfg, [ctx.seed_for("base_init")], optimizer="adam", lr=p.lr)
+    fit(base, prepared, p.batch_size, p.base_steps, None, order)
+    ft = GLULightning(cfg, [ctx.seed_for("base_init")], optimizer="sgd", lr=p.ft_lr)
     ft.net.load_member_weights([base.net.member(0)])
-    fit(ft, prepared, p.batch_size, p.ft_steps, p.ft_classes, ctx.seed + 1)
-    indep_seeds = [ctx.seed * 1000 + 1 + k for k in range(2 * p.n_pairs)]
+    fit(ft, prepared, p.batch_size, p.ft_steps, p.ft_classes, ctx.seed_for("finetune_order"))
+    indep_seeds = [ctx.seed_for("independent_init", k) for k in range(2 * p.n_pairs)]
     indep = GLULightning(cfg, indep_seeds, optimizer="adam", lr=p.lr)
-    fit(indep, prepared, p.batch_size, p.base_steps, None, ctx.seed)
+    fit(indep, prepared, p.batch_size, p.base_steps, None, order)
 
     models = {"base": base.net.member(0), "ft": ft.net.member(0)}
     models["ft_perm"] = output_preserving_transform(
-        models["ft"], cfg.n_blocks, seed=ctx.seed + 2, scale=p.scale_permuted
+        models["ft"], cfg.n_blocks, seed=ctx.seed_for("permutation"), scale=p.scale_permuted
     )
     for k in range(2 * p.n_pairs):
         models[f"indep_{k:02d}"] = indep.net.member(k)
