@@ -69,3 +69,20 @@ def test_named_streams_are_deterministic_and_independent():
     for bad in (-1, 1.5, True):
         with pytest.raises((TypeError, ValueError)):
             streams.rng(7, "x", bad)
+
+
+def test_user_files_are_named_relative_to_the_papers_input_folder(tmp_path):
+    import logging
+
+    from icml25.errors import UserError
+    from icml25.paths import PaperPaths
+    from icml25.stage import StageContext
+
+    ctx = StageContext(
+        SLUG, "prepare", SimpleNamespace(), PaperPaths(tmp_path, SLUG), 0, "quick", logging.getLogger("t"), tmp_path
+    )
+    assert ctx.input_path("real_csv", "real.csv") == (tmp_path / "data" / SLUG / "input" / "real.csv").resolve()
+    assert ctx.input_path("root", "planetoid/Cora").name == "Cora"
+    for bad in ("/etc/passwd", "../../params.yaml", "a/../../x.csv"):
+        with pytest.raises(UserError, match=rf"papers\.{SLUG}\.prepare\.real_csv: .* must be a path inside "):
+            ctx.input_path("real_csv", bad)
