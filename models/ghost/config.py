@@ -28,3 +28,12 @@ class GhostConfig:
     n_scale: float = field(default=1e-11, metadata={"ge": 0.0})
     local_epochs: int = field(default=100, metadata={"ge": 1})
     central_epochs: int = field(default=200, metadata={"ge": 1})
+
+
+#: The two readings every run trains: the paper's method and the official code's behaviour (faithful_to_code).
+MODES = ("paper", "code")
+
+
+def headline(cfg: GhostConfig) -> tuple[str, str]:
+    """(the mode GHOST's claims use, the other mode): ``faithful_to_code`` picks the official code's."""
+    return ("code", "paper") if cfg.faithful_to_code else ("paper", "code")

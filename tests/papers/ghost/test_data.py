@@ -12,8 +12,7 @@ import yaml
 
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from models.ghost.graph import load_planetoid
-from tests.conftest import paper_params
+from tests.helpers import paper_params
 
 
 def write_planetoid(root, name="Cora", n_train=6, n_test=4, n_extra=500, features=5, classes=3, seed=0):
@@ -45,8 +44,10 @@ def write_planetoid(root, name="Cora", n_train=6, n_test=4, n_extra=500, feature
 
 
 def test_planetoid_loader_reads_the_raw_files_without_downloading(tmp_path):
+    from models.ghost import graph  # imports torch: inside the test, not at collection
+
     n, labels = write_planetoid(tmp_path)
-    g = load_planetoid(tmp_path, "Cora")
+    g = graph.load_planetoid(tmp_path, "Cora")
     assert g.num_nodes == n and g.num_features == 5 and g.num_classes == 3
     assert g.y.tolist() == labels.tolist()
     e = g.edge_index
@@ -55,10 +56,12 @@ def test_planetoid_loader_reads_the_raw_files_without_downloading(tmp_path):
 
 
 def test_planetoid_loader_names_the_missing_files(tmp_path):
+    from models.ghost import graph
+
     write_planetoid(tmp_path)
     (tmp_path / "Cora" / "raw" / "ind.cora.tx").unlink()
     with pytest.raises(FileNotFoundError, match=r"missing: ind\.cora\.tx"):
-        load_planetoid(tmp_path, "Cora")
+        graph.load_planetoid(tmp_path, "Cora")
 
 
 def _params(root, **prepare):

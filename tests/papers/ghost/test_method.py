@@ -1,4 +1,7 @@
-"""GHOST's algorithmic pieces: the partition, GCN propagation, the FGW term, the criterion and retention."""
+"""GHOST's algorithmic pieces: the partition, GCN propagation, the FGW term, the criterion and retention.
+
+torch and the models that import it are imported inside the tests (collection imports neither torch nor
+Lightning)."""
 
 from __future__ import annotations
 
@@ -6,23 +9,20 @@ import dataclasses
 
 import numpy as np
 import pytest
-import torch
 
-from models.ghost import api
 from models.ghost.config import GhostConfig
-from models.ghost.graph import knn_graph, make_graph, make_sbm, normalized_adjacency
-from models.ghost.lit import balanced_labels, proportional_labels
-from models.ghost.losses import criterion, fgw_loss, retention_penalty, topology_loss
-from models.ghost.nets import GCN, GCNLayer
-from models.ghost.partition import PartitionError, dirichlet_partition, make_partition, split_nodes
 
 
 @pytest.fixture(scope="module")
 def sbm():
+    from models.ghost.graph import make_sbm
+
     return make_sbm(400, 4, 16, 0.05, 0.005, 1.0, seed=3)
 
 
 def test_every_node_in_exactly_one_client_and_least_samples_holds(sbm):
+    from models.ghost.partition import dirichlet_partition
+
     y = sbm.y.numpy()
     for seed in range(5):
         parts = dirichlet_partition(y, 10, 0.05, 5, np.random.default_rng(seed))
@@ -42,6 +42,8 @@ def label_entropy(y, parts):
 
 
 def test_label_skew_grows_as_alpha_shrinks(sbm):
+    from models.ghost.partition import dirichlet_partition
+
     y = sbm.y.numpy()
     ent = {
         a: np.mean(
@@ -55,6 +57,8 @@ def test_label_skew_grows_as_alpha_shrinks(sbm):
 
 
 def test_impossible_partition_raises_naming_the_numbers(sbm):
+    from models.ghost.partition import PartitionError, dirichlet_partition
+
     with pytest.raises(PartitionError, match="10 clients x 50 nodes each exceeds the 400 nodes"):
         dirichlet_partition(sbm.y.numpy(), 10, 0.05, 50, np.random.default_rng(0))
     with pytest.raises(PartitionError, match="alpha=0.001"):
@@ -62,11 +66,16 @@ def test_impossible_partition_raises_naming_the_numbers(sbm):
 
 
 def test_split_sizes_follow_the_official_rounding():
+    from models.ghost.partition import split_nodes
+
     labels = split_nodes(17, (0.2, 0.4, 0.4), np.random.default_rng(0))
     assert np.bincount(labels, minlength=3).tolist() == [3, 6, 8]  # int(3.4), int(6.8), the rest
 
 
 def test_server_test_graph_keeps_cross_client_edges_the_clients_lose(sbm):
+    from models.ghost import api
+    from models.ghost.partition import make_partition
+
     fed = api.federate(sbm, make_partition(sbm, 10, 0.05, 5, seed=1))
     owner = fed.partition.client
     e = sbm.edge_index.numpy()
@@ -79,7 +88,11 @@ def test_server_test_graph_keeps_cross_client_edges_the_clients_lose(sbm):
 
 
 def test_gcn_propagation_equals_pyg_gcnconv():
+    import torch
     from torch_geometric.nn import GCNConv
+
+    from models.ghost.graph import make_graph, normalized_adjacency
+    from models.ghost.nets import GCNLayer
 
     torch.manual_seed(0)
     g = make_graph(
@@ -100,6 +113,9 @@ def test_gcn_propagation_equals_pyg_gcnconv():
 
 def test_fgw_gradient_reaches_only_the_generated_features_and_is_the_envelope_one():
     import ot
+    import torch
+
+    from models.ghost.losses import fgw_loss
 
     torch.manual_seed(0)
     n, m, d = 6, 5, 4
@@ -128,6 +144,10 @@ def test_fgw_gradient_reaches_only_the_generated_features_and_is_the_envelope_on
 
 
 def test_fgw_of_a_graph_with_itself_is_zero():
+    import torch
+
+    from models.ghost.losses import fgw_loss
+
     torch.manual_seed(1)
     c = (torch.rand(7, 7) < 0.5).float()
     c = ((c + c.T) > 0).float()
@@ -137,6 +157,11 @@ def test_fgw_of_a_graph_with_itself_is_zero():
 
 
 def test_retention_penalty_is_zero_at_the_snapshot_and_positive_away():
+    import torch
+
+    from models.ghost.losses import retention_penalty
+    from models.ghost.nets import GCN
+
     torch.manual_seed(0)
     model = GCN(4, 3, 2)
     snap = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -150,6 +175,12 @@ def test_retention_penalty_is_zero_at_the_snapshot_and_positive_away():
 
 
 def test_vectorised_criterion_equals_the_edge_loop():
+    import torch
+
+    from models.ghost.graph import knn_graph, normalized_adjacency
+    from models.ghost.losses import criterion, topology_loss
+    from models.ghost.nets import GCN
+
     torch.manual_seed(0)
     x = torch.randn(8, 5)
     edges = knn_graph(x, k=3)
@@ -170,6 +201,10 @@ def test_vectorised_criterion_equals_the_edge_loop():
 
 
 def test_knn_graph_is_symmetric_without_self_loops():
+    import torch
+
+    from models.ghost.graph import knn_graph
+
     torch.manual_seed(0)
     e = knn_graph(torch.randn(30, 6), k=5)
     pairs = set(map(tuple, e.T.tolist()))
@@ -180,6 +215,10 @@ def test_knn_graph_is_symmetric_without_self_loops():
 
 
 def test_server_label_draws():
+    import torch
+
+    from models.ghost.lit import balanced_labels, proportional_labels
+
     y = balanced_labels(10, 4)
     assert torch.bincount(y, minlength=4).tolist() == [2, 2, 2, 4]
     y = proportional_labels(10, torch.tensor([0, 7, 0, 3]))
@@ -188,7 +227,11 @@ def test_server_label_draws():
     assert sorted(torch.bincount(y, minlength=4).tolist()) == [0, 2, 2, 3]
 
 
+@pytest.mark.slow  # 4 generators x 40 epochs, one POT FGW solve each: about 25 s alone on 2 cores
 def test_trained_proxies_generate_their_classes_and_untrained_ones_do_not(sbm):
+    from models.ghost import api
+    from models.ghost.partition import make_partition
+
     fed = api.federate(sbm, make_partition(sbm, 4, 0.5, 5, seed=0))
     cfg = GhostConfig(client_epochs=40, hidden=16)
     untrained = [api.Generator(4, 16) for _ in fed.clients]
@@ -200,7 +243,11 @@ def test_trained_proxies_generate_their_classes_and_untrained_ones_do_not(sbm):
     assert np.mean(bad) < 0.6
 
 
+@pytest.mark.slow  # GHOST trained twice (both modes) end to end: about 12 s alone on 2 cores
 def test_api_end_to_end_on_a_pyg_style_graph():
+    from models.ghost import api
+    from models.ghost.graph import make_sbm
+
     g = make_sbm(300, 3, 12, 0.06, 0.004, 0.8, seed=5)
     fed = api.partition_graph(g.edge_index, g.x.numpy(), g.y.tolist(), num_clients=4, alpha=0.1, seed=2)
     cfg = GhostConfig(client_epochs=30, hidden=32, repeats=2, server_steps=5)
@@ -217,6 +264,11 @@ def test_api_end_to_end_on_a_pyg_style_graph():
 
 
 def test_same_seed_same_models(sbm):
+    import torch
+
+    from models.ghost import api
+    from models.ghost.partition import make_partition
+
     fed = api.federate(sbm, make_partition(sbm, 3, 0.5, 5, seed=0))
     cfg = GhostConfig(client_epochs=3, hidden=8, repeats=1, server_steps=2)
     a, b = api.train_ghost(fed, cfg, seed=4), api.train_ghost(fed, cfg, seed=4)
@@ -229,6 +281,11 @@ def test_same_seed_same_models(sbm):
 
 
 def test_proxy_fidelity_does_not_depend_on_the_global_rng(sbm):
+    import torch
+
+    from models.ghost import api
+    from models.ghost.partition import make_partition
+
     fed = api.federate(sbm, make_partition(sbm, 3, 0.5, 5, seed=0))
     gens = [api.Generator(4, 16) for _ in fed.clients]
     first = api.proxy_fidelity(gens, fed, samples=50, min_train=2)
