@@ -58,7 +58,7 @@ class StageContext:
         for name in names:
             shutil.copyfile(Path(source) / name, self.out / name)
 
-    def carry_meta(self, source: Path, **extra: Any) -> dict:
+    def carry_meta(self, source: Path, /, **extra: Any) -> dict:
         """out/meta.json = ``source``/meta.json updated with ``extra``; returns it."""
         meta = {**io.read_json(Path(source) / "meta.json"), **extra}
         self.write_json("meta.json", meta)

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
+from icml25 import random
+
 from .config import GhostConfig
 from .graph import Graph, dense_adjacency, make_graph, normalized_adjacency, subgraph
 from .nets import GCN, Generator
@@ -109,7 +111,7 @@ def train_global(
 
     from .lit import GhostServer
 
-    torch.manual_seed(seed + 7919)
+    torch.manual_seed(random.seed_for(seed, "server"))
     model = GCN(fed.graph.num_features, cfg.hidden, fed.num_classes, cfg.dropout)
     order = torch.randperm(len(fed.clients)).tolist()
     sizes = [c.graph.num_nodes for c in fed.clients]
@@ -118,7 +120,7 @@ def train_global(
         g.requires_grad_(False)
     module = GhostServer(model, generators, order, sizes, hist, cfg, retention=retention)
     steps = len(order) * cfg.repeats * cfg.server_steps
-    make_trainer(max_steps=steps, seed=seed + 7919).fit(module)
+    make_trainer(max_steps=steps, seed=random.seed_for(seed, "server")).fit(module)
     return model, order, module.history
 
 
@@ -134,7 +136,7 @@ def train_local(fed: FederatedGraph, cfg: GhostConfig, seed: int) -> list[GCN]:
 
     from .lit import GCNEnsemble
 
-    torch.manual_seed(seed + 104729)
+    torch.manual_seed(random.seed_for(seed, "local_init"))
     init = GCN(fed.graph.num_features, cfg.hidden, fed.num_classes, cfg.dropout)
     models = [copy.deepcopy(init) for _ in fed.clients]
     tasks = [_task(c.graph, c.train_mask) for c in fed.clients]
@@ -161,7 +163,7 @@ def train_central(fed: FederatedGraph, cfg: GhostConfig, seed: int) -> GCN:
 
     from .lit import GCNEnsemble
 
-    torch.manual_seed(seed + 1299709)
+    torch.manual_seed(random.seed_for(seed, "central_init"))
     keep = torch.as_tensor(np.flatnonzero(fed.partition.split != 2), dtype=torch.long)
     g = subgraph(fed.graph, keep)
     train = torch.as_tensor(fed.partition.split[keep.numpy()] == 0)

@@ -1,6 +1,6 @@
 """GHOST's controlled experiment: what one run trains and measures, and the summaries the report shows.
 
-A run r (seed s = seed + r) on one Dirichlet partition of the graph:
+A run r (its own seed s, a named stream of the paper's seed) on one Dirichlet partition of the graph:
 
 - :func:`train_run`: each client's proxy generator G_k in both modes (:data:`.config.MODES`: the paper's reading
   and the official code's), the server's GHOST model in both modes, GHOST without the retention term in the

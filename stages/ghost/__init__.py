@@ -36,7 +36,7 @@ class Prepare:
     p_in: float = field(default=0.04, metadata={"ge": 0.0, "le": 1.0})
     p_out: float = field(default=0.004, metadata={"ge": 0.0, "le": 1.0})
     noise: float = field(default=1.5, metadata={"ge": 0.0})
-    planetoid_root: str = "data/ghost/raw"
+    planetoid_root: str = "planetoid"  # relative to data/ghost/input/
     planetoid_name: Literal["Cora", "CiteSeer", "PubMed"] = "Cora"
     num_clients: int = field(default=10, metadata={"ge": 2})
     alpha: float = field(default=0.05, metadata={"gt": 0.0})

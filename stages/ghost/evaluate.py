@@ -35,18 +35,13 @@ def run(ctx: StageContext) -> None:
             meta["headline"],
             e.fidelity_samples,
             e.fidelity_min_train,
-            seed=ctx.seed + r,
+            seed=ctx.seed_for("fidelity", r),
         )
         for name in TABLES:
             rows[name] += found[name]
     for name in TABLES:
         pd.DataFrame(rows[name]).to_csv(ctx.out / f"{name}.csv", index=False)
-    # ctx.carry_meta(trained, **prepared meta) cannot take the prepared meta's key "source" (its own argument)
-    full = {
-        **ctx.read_json(ctx.paths.trained / "meta.json"),
-        **ctx.read_json(ctx.paths.prepared / "meta.json"),
-    }
-    ctx.write_json("meta.json", full)
+    full = ctx.carry_meta(ctx.paths.trained, **ctx.read_json(ctx.paths.prepared / "meta.json"))
     # the summaries are those of the CSV files as written (what anyone re-reading them gets)
     tables = {name: _read(ctx.out / f"{name}.csv") for name in TABLES}
     summary = summarize(tables, full)

@@ -1,4 +1,5 @@
-"""The graph (a seeded SBM, or Planetoid from local raw files) and one Dirichlet partition per run (seed + r):
+"""The graph (a seeded SBM, or Planetoid from local raw files in data/ghost/input/) and one Dirichlet partition per
+run (stream "partition", r):
 graph.npz, partition.csv (run, node, client, split) and meta.json."""
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ def run(ctx: StageContext) -> None:
 
     p = ctx.params.prepare
     if p.source == "sbm":
-        graph = make_sbm(p.num_nodes, p.num_classes, p.num_features, p.p_in, p.p_out, p.noise, ctx.seed)
+        graph = make_sbm(
+            p.num_nodes, p.num_classes, p.num_features, p.p_in, p.p_out, p.noise, ctx.seed_for("graph")
+        )
     else:
-        root = ctx.paths.root / p.planetoid_root
+        root = ctx.input_path("planetoid_root", p.planetoid_root)
         try:
             graph = load_planetoid(root, p.planetoid_name)
         except FileNotFoundError as exc:
@@ -30,7 +33,9 @@ def run(ctx: StageContext) -> None:
     frames = []
     for r in range(p.runs):
         try:
-            part = make_partition(graph, p.num_clients, p.alpha, p.least_samples, seed=ctx.seed + r)
+            part = make_partition(
+                graph, p.num_clients, p.alpha, p.least_samples, seed=ctx.seed_for("partition", r)
+            )
         except PartitionError as exc:
             raise UserError(f"papers.ghost.prepare: {exc}") from None
         frames.append(

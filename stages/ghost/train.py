@@ -1,5 +1,5 @@
-"""Per run r (seed + r): both modes' proxies; GHOST in both modes and without retention in the headline mode;
-local GCNs (common init) and their one-shot FedAvg; the centralised GCN (models/ghost/experiment.py
+"""Per run r (stream "train", r): both modes' proxies; GHOST in both modes and without retention in the headline
+mode; local GCNs (common init) and their one-shot FedAvg; the centralised GCN (models/ghost/experiment.py
 `train_run`). Saved as safetensors under run<r>/ with the training histories (history.json)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def run(ctx: StageContext) -> None:
     runs = ctx.read_json(ctx.paths.prepared / "meta.json")["runs"]
     for r in range(runs):
         fed = load_federated(ctx.paths.prepared, r)
-        trained = train_run(fed, cfg, seed=ctx.seed + r)
+        trained = train_run(fed, cfg, seed=ctx.seed_for("train", r))
         out = ctx.out / f"run{r}"
         for mode, gens in trained.generators.items():
             for k, g in enumerate(gens):

@@ -69,9 +69,15 @@ def _params(root, **prepare):
 
 
 def test_prepare_stage_reads_planetoid_behind_the_source_switch(tmp_path, root):
-    write_planetoid(tmp_path / "raw", n_train=12, n_test=12)
+    write_planetoid(tmp_path / "data" / "ghost" / "input" / "planetoid", n_train=12, n_test=12)
     params = _params(
-        root, source="planetoid", planetoid_root="raw", num_clients=2, least_samples=3, runs=2, alpha=1.0
+        root,
+        source="planetoid",
+        planetoid_root="planetoid",
+        num_clients=2,
+        least_samples=3,
+        runs=2,
+        alpha=1.0,
     )
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     run_stage(tmp_path, "ghost", "prepare")
@@ -85,6 +91,12 @@ def test_prepare_stage_errors_name_the_bad_setting(tmp_path, root):
     params = _params(root, source="planetoid", planetoid_root="nowhere")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with pytest.raises(UserError, match="nowhere/Cora/raw"):
+        run_stage(tmp_path, "ghost", "prepare")
+    params = _params(root, source="planetoid", planetoid_root="/data/Cora")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(
+        UserError, match="papers.ghost.prepare.planetoid_root: '/data/Cora' must be a path inside"
+    ):
         run_stage(tmp_path, "ghost", "prepare")
     params = _params(root, num_nodes=40, least_samples=5, num_clients=10)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
