@@ -88,7 +88,8 @@ def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> 
             if step.stale:
                 ran.append(step.name)
         if not force and any(s.stale for s in code):
-            steps = plan(here, mine, force)  # only the stages whose fingerprint (or data) changed are stale now
+            # ask again: only the stages whose fingerprint (or data) changed are stale now
+            steps = plan(here, mine, force)
         for step in steps:
             if step.name.startswith("code@"):
                 continue

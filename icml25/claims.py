@@ -102,7 +102,9 @@ def contract_problems(doc: Any, wanted: list[str] | tuple[str, ...] = ()) -> lis
         if not isinstance(c, dict):
             out.append(f"{cid}: must be an object")
             continue
-        out += [f"{cid}: missing {k!r}" for k in ("statement", "value", "op", "threshold", "passed") if k not in c]
+        out += [
+            f"{cid}: missing {k!r}" for k in ("statement", "value", "op", "threshold", "passed") if k not in c
+        ]
         v, op, t = c.get("value"), c.get("op"), c.get("threshold")
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
             out.append(f"{cid}: value must be one finite number, got {v!r}")

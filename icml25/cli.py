@@ -114,7 +114,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if args.check:
         names = stale(root)
         if names:
-            raise UserError(f"{', '.join(names)} out of date with params.yaml and the code: run `icml25 sync`")
+            raise UserError(
+                f"{', '.join(names)} out of date with params.yaml and the code: run `icml25 sync`"
+            )
         print("dvc.yaml and prefect.yaml are up to date")
         return 0
     changed = sync(root)
@@ -169,14 +171,20 @@ def parser(extend: Extend | None = None, epilog: str | None = None) -> argparse.
     n = sub.add_parser("new", help="scaffold a new paper (stages, model package, params, tests, benchmark)")
     n.add_argument("slug", choices=[e.slug for e in CATALOGUE], metavar="SLUG")
     n.set_defaults(fn=cmd_new)
-    sy = sub.add_parser("sync", help="regenerate dvc.yaml and prefect.yaml from params.yaml and the catalogue")
-    sy.add_argument("--check", action="store_true", help="only check that they are up to date (exit 2 if not)")
+    sy = sub.add_parser(
+        "sync", help="regenerate dvc.yaml and prefect.yaml from params.yaml and the catalogue"
+    )
+    sy.add_argument(
+        "--check", action="store_true", help="only check that they are up to date (exit 2 if not)"
+    )
     sy.set_defaults(fn=cmd_sync)
     sub.add_parser("layers", help="check the import layering of the code").set_defaults(fn=cmd_layers)
     s3 = sub.add_parser("s3", help="a local S3 server for dvc push / pull")
     s3.add_argument("action", choices=["serve"])
     s3.add_argument("--dir", default=".s3", help="where the server keeps its data (default .s3)")
-    s3.add_argument("--port", type=int, help="the S3 port (default 8333, stable across restarts; 0: a free one)")
+    s3.add_argument(
+        "--port", type=int, help="the S3 port (default 8333, stable across restarts; 0: a free one)"
+    )
     s3.add_argument("--bucket", help="bucket to create (default icml25-repro)")
     s3.add_argument("--access-key", help="the key the server checks (default icml25-local)")
     s3.add_argument("--secret-key", help="its secret (default icml25-local-secret)")
@@ -204,4 +212,3 @@ def main(argv: list[str] | None = None, extend: Extend | None = None, epilog: st
         return args.fn(args)
 
     return guarded(go)
-

@@ -263,7 +263,9 @@ def allowed(importer: str, imported: str) -> str | None:
         return f"{a} is below {b}: imports go flows -> stages -> models -> icml25"
     pa, pb = _paper(importer), _paper(imported)
     if b == "models" and pb is not None and pb != "common" and a in ("stages", "models") and pa != pb:
-        return f"paper {pa or 'common'} may not import paper {pb} (shared code goes to models/common or icml25)"
+        return (
+            f"paper {pa or 'common'} may not import paper {pb} (shared code goes to models/common or icml25)"
+        )
     if a == "stages" and b == "stages" and pb is not None and pa != pb:
         return f"paper {pa} may not import the stages of paper {pb}"
     if a == "stages" and imported.split(".")[-1] in ENTRY_MODULES and b == "models":
@@ -281,4 +283,3 @@ def layering_violations(root: Path) -> list[Violation]:
             if rule:
                 out.append(Violation(mod.path, imported, rule))
     return out
-

@@ -211,7 +211,8 @@ def dvc_yaml(root: Path, slugs: list[str]) -> str:
 
 def prefect_yaml(slugs: list[str]) -> str:
     deployments = "".join(
-        DEPLOYMENT.format(name=slug.replace("_", "-"), slug=slug, number=BY_SLUG[slug].number) for slug in slugs
+        DEPLOYMENT.format(name=slug.replace("_", "-"), slug=slug, number=BY_SLUG[slug].number)
+        for slug in slugs
     )
     return PREFECT_TEMPLATE.format(header=HEADER, deployments=deployments)
 

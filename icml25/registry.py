@@ -116,6 +116,7 @@ CATALOGUE: tuple[Entry, ...] = (
 )
 BY_SLUG = {e.slug: e for e in CATALOGUE}
 
+
 def entry(slug: str) -> Entry:
     from .errors import UserError
 
@@ -146,7 +147,9 @@ def load_paper(slug: str) -> Paper:
         if exc.name in (f"stages.{slug}", "stages"):
             from .errors import UserError
 
-            raise UserError(f"paper {slug!r} has no stages package (stages/{slug}/); `icml25 new {slug}`") from None
+            raise UserError(
+                f"paper {slug!r} has no stages package (stages/{slug}/); `icml25 new {slug}`"
+            ) from None
         raise
     return module.PAPER
 

@@ -233,7 +233,9 @@ def new_paper(root: Path, slug: str) -> list[Path]:
     e = entry(slug)
     if slug in implemented(load_params(root)):
         raise UserError(f"paper {slug!r} is already in params.yaml")
-    existing = [p for p in (f"stages/{slug}", f"models/{slug}", f"tests/papers/{slug}") if (root / p).exists()]
+    existing = [
+        p for p in (f"stages/{slug}", f"models/{slug}", f"tests/papers/{slug}") if (root / p).exists()
+    ]
     if existing:
         raise UserError(f"{existing[0]} already exists; `icml25 new` only creates a paper from nothing")
     fields = {
@@ -274,4 +276,3 @@ def new_paper(root: Path, slug: str) -> list[Path]:
     written.append(ensure_input_folder(root, slug) / "README.md")
     written += [root / name for name in sync(root)]
     return written
-

@@ -49,7 +49,9 @@ def numeric_table(
     finite = np.isfinite(X).all(axis=1) & (np.isfinite(y) | allow_missing_target)
     rows = np.flatnonzero(~finite)
     if rows.size:
-        raise ValueError(f"{where}: {rows.size} row(s) with NaN or infinite values (first: row {rows[0] + 1})")
+        raise ValueError(
+            f"{where}: {rows.size} row(s) with NaN or infinite values (first: row {rows[0] + 1})"
+        )
     if reject_constant:
         const = [c for c in [*features, target] if frame[c].nunique() < 2]
         if const:

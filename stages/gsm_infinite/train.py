@@ -23,7 +23,9 @@ def run(ctx: StageContext) -> None:
         ctx.log.info("%s: simulated reasoners done", path.name)
     meta = {"real_model": None}
     if tp.real_model:
-        problems = list(problem_set("symbolic", list(tp.real_ops), 0, tp.real_n, ctx.seed_for("real_problems")))
+        problems = list(
+            problem_set("symbolic", list(tp.real_ops), 0, tp.real_n, ctx.seed_for("real_problems"))
+        )
         meta["real_model"] = run_smollm2(problems, replies / "real_smollm2.jsonl", tp.real_max_new_tokens)
         ctx.log.info("SmolLM2-135M: %d problems", len(problems))
     ctx.write_json("meta.json", meta)

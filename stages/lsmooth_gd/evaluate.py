@@ -23,7 +23,9 @@ def run(ctx: StageContext) -> None:
     pd.DataFrame(runs).to_csv(ctx.out / "runs.csv", index=False)
     pd.DataFrame(traces).to_csv(ctx.out / "traces.csv", index=False)
 
-    cosh = sorted((r for r in runs if r["function"] == "cosh" and r["rule"] == "ell"), key=lambda r: r["start"])
+    cosh = sorted(
+        (r for r in runs if r["function"] == "cosh" and r["rule"] == "ell"), key=lambda r: r["start"]
+    )
     fit = {"r2": 0.0, "slope": float("nan")}
     if all(r["converged"] for r in cosh) and len(cosh) > 2:
         line = linregress([r["start"] for r in cosh], [r["iterations"] for r in cosh])

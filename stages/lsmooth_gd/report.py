@@ -31,7 +31,9 @@ def one(ev: Evaluated, rule: str, function: str = "cosh", start: float | None = 
 def converges_cosh(ev: Evaluated):
     main = one(ev, "ell")
     traces = ev.csv("traces.csv")
-    start = traces[(traces.rule == "ell") & (traces.function == "cosh") & (traces.start == ev.params.evaluate.main_start)]
+    start = traces[
+        (traces.rule == "ell") & (traces.function == "cosh") & (traces.start == ev.params.evaluate.main_start)
+    ]
     value = float(main.iterations) if main.converged else math.inf
     return value, f"||grad f(x0)|| = {fmt(float(start.grad_norm.iloc[0]), 3)}"
 
@@ -55,7 +57,9 @@ def descent_inequality(ev: Evaluated):
 )
 def fixed_step_diverges(ev: Evaluated):
     fixed = one(ev, "1/ell(0)")
-    note = f"f became +inf / NaN at iteration {int(fixed.iterations)}" if fixed.diverged else "did not diverge"
+    note = (
+        f"f became +inf / NaN at iteration {int(fixed.iterations)}" if fixed.diverged else "did not diverge"
+    )
     return float(bool(fixed.diverged)), note
 
 
@@ -128,7 +132,9 @@ def context(ev: Evaluated) -> dict:
         axes[1].semilogy(part.step, part.loss.clip(upper=1e6), label=opt)
     axes[1].set_xlabel("full-batch step")
     axes[1].set_ylabel("training loss (clipped at 1e6)")
-    axes[1].set_title(f"MLP on digits, output init x{tp.init_scale:g}, ell = {tp.L0:g} + {tp.L1:g} s", fontsize=9)
+    axes[1].set_title(
+        f"MLP on digits, output init x{tp.init_scale:g}, ell = {tp.L0:g} + {tp.L1:g} s", fontsize=9
+    )
     axes[1].legend(fontsize=7)
     curves = ev.figure("curves.png", fig, "Gradient norm on cosh by step rule, and the training experiment")
     fastest = r[(r.function == "cosh") & (r.start == e.main_start) & r.converged].sort_values("iterations")

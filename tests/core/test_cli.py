@@ -56,7 +56,9 @@ def test_core_commands_run_without_the_orchestration_layer(root):
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-    bad = subprocess.run([sys.executable, "-m", "icml25", "run", "all"], cwd=root, capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "icml25", "run", "all"], cwd=root, capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "invalid choice: 'run'" in bad.stderr
 
 

@@ -103,7 +103,9 @@ def test_fingerprint_changes_with_the_code_a_stage_runs_only(planted):
 
 
 def test_an_import_by_a_computed_name_cannot_be_tracked(planted):
-    _write(planted, {"models/demo/fit.py": "import importlib\nmod = importlib.import_module(f'models.{1}')\n"})
+    _write(
+        planted, {"models/demo/fit.py": "import importlib\nmod = importlib.import_module(f'models.{1}')\n"}
+    )
     with pytest.raises(UntrackableImport, match=r"models/demo/fit.py:2: imports a module by a computed name"):
         stage_files(planted, "demo", "train")
     stage_files(planted, "demo", "evaluate")  # a stage that does not run it is unaffected
@@ -146,6 +148,8 @@ def test_every_stage_of_every_paper_is_tracked_and_stays_in_its_paper(root):
             files = stage_files(root, slug, stage, graph)  # raises on an untrackable import
             assert f"stages/{slug}/{stage}.py" in files and "icml25/stage.py" in files
             assert not any(f.endswith("/cli.py") for f in files), (slug, stage)
-            papers = {f.split("/")[1] for f in files if f.startswith(("models/", "stages/")) and f.count("/") > 1}
+            papers = {
+                f.split("/")[1] for f in files if f.startswith(("models/", "stages/")) and f.count("/") > 1
+            }
             assert papers <= {slug, "common"}, (slug, stage, papers)
         assert "icml25/reporting.py" in stage_files(root, slug, "report", graph)

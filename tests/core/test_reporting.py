@@ -72,13 +72,21 @@ def _module(tmp_path: Path, template: str = TEMPLATE) -> ModuleType:
     def metrics(ev):
         return {"regret": ev.json("summary.json")["regret"], "worst": float("inf")}
 
-    mod.sublinear, mod.covers, mod.undefined, mod.context, mod.metrics = sublinear, covers, undefined, context, metrics
+    mod.sublinear, mod.covers, mod.undefined, mod.context, mod.metrics = (
+        sublinear,
+        covers,
+        undefined,
+        context,
+        metrics,
+    )
     return mod
 
 
 @pytest.fixture()
 def ctx(tmp_path, monkeypatch) -> StageContext:
-    monkeypatch.setattr("icml25.reporting.load_paper", lambda slug: Paper(SLUG, "Zang et al. *UCB-OGD*.", "none"))
+    monkeypatch.setattr(
+        "icml25.reporting.load_paper", lambda slug: Paper(SLUG, "Zang et al. *UCB-OGD*.", "none")
+    )
     paths = PaperPaths(tmp_path / "repo", SLUG)
     paths.evaluated.mkdir(parents=True)
     (paths.evaluated / "summary.json").write_text(json.dumps({"regret": 15.0, "T": 100}))
@@ -86,7 +94,10 @@ def ctx(tmp_path, monkeypatch) -> StageContext:
     out = tmp_path / "out"
     out.mkdir()
     params = SimpleNamespace(
-        prepare=SimpleNamespace(), validate=SimpleNamespace(), train=Train(), evaluate=SimpleNamespace(),
+        prepare=SimpleNamespace(),
+        validate=SimpleNamespace(),
+        train=Train(),
+        evaluate=SimpleNamespace(),
         report=SimpleNamespace(),
     )
     return StageContext(SLUG, "report", params, paths, 3, "smoke", logging.getLogger("test"), out)
@@ -118,7 +129,9 @@ def test_rendering_is_byte_identical_on_a_second_run(ctx, tmp_path):
     write_report(ctx, _module(tmp_path))
     first = {p.name: p.read_bytes() for p in ctx.out.rglob("*") if p.is_file() and p.name != "timing.json"}
     write_report(ctx, _module(tmp_path))
-    assert {p.name: p.read_bytes() for p in ctx.out.rglob("*") if p.is_file() and p.name != "timing.json"} == first
+    assert {
+        p.name: p.read_bytes() for p in ctx.out.rglob("*") if p.is_file() and p.name != "timing.json"
+    } == first
 
 
 def test_an_unknown_template_name_is_an_error_not_an_empty_string(ctx, tmp_path):

@@ -39,7 +39,9 @@ def _params(tmp_path, **train):
 
 @pytest.fixture()
 def fake_paper(monkeypatch):
-    monkeypatch.setattr("icml25.runner.load_paper", lambda slug: Paper(SLUG, "test", "none", {"train": Train}))
+    monkeypatch.setattr(
+        "icml25.runner.load_paper", lambda slug: Paper(SLUG, "test", "none", {"train": Train})
+    )
     monkeypatch.setattr("icml25.runner.load_stage", lambda slug, stage: SimpleNamespace(run=_train))
 
 
@@ -62,7 +64,12 @@ def test_failed_stage_keeps_previous_output(tmp_path, fake_paper):
 def test_named_streams_are_deterministic_and_independent():
     a = streams.rng(7, "folds", 3).random(4)
     assert (a == streams.rng(7, "folds", 3).random(4)).all()
-    others = [streams.rng(8, "folds", 3), streams.rng(7, "fold", 3), streams.rng(7, "folds", 4), streams.rng(7, "folds")]
+    others = [
+        streams.rng(8, "folds", 3),
+        streams.rng(7, "fold", 3),
+        streams.rng(7, "folds", 4),
+        streams.rng(7, "folds"),
+    ]
     assert all(not (a == g.random(4)).any() for g in others)
     assert streams.seed_for(7, "init") == streams.seed_for(7, "init") != streams.seed_for(7, "init", 1)
     assert 0 <= streams.seed_for(7, "init") < 2**32
@@ -79,9 +86,18 @@ def test_user_files_are_named_relative_to_the_papers_input_folder(tmp_path):
     from icml25.stage import StageContext
 
     ctx = StageContext(
-        SLUG, "prepare", SimpleNamespace(), PaperPaths(tmp_path, SLUG), 0, "quick", logging.getLogger("t"), tmp_path
+        SLUG,
+        "prepare",
+        SimpleNamespace(),
+        PaperPaths(tmp_path, SLUG),
+        0,
+        "quick",
+        logging.getLogger("t"),
+        tmp_path,
     )
-    assert ctx.input_path("real_csv", "real.csv") == (tmp_path / "data" / SLUG / "input" / "real.csv").resolve()
+    assert (
+        ctx.input_path("real_csv", "real.csv") == (tmp_path / "data" / SLUG / "input" / "real.csv").resolve()
+    )
     assert ctx.input_path("root", "planetoid/Cora").name == "Cora"
     for bad in ("/etc/passwd", "../../params.yaml", "a/../../x.csv"):
         with pytest.raises(UserError, match=rf"papers\.{SLUG}\.prepare\.real_csv: .* must be a path inside "):

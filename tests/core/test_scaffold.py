@@ -22,7 +22,10 @@ def test_a_new_paper_passes_its_tests_before_any_method_exists(root, tmp_path):
     out = _run(work, "-m", "icml25", "new", SLUG)
     assert out.returncode == 0, out.stderr
     for rel in (
-        *(f"stages/{SLUG}/{m}.py" for m in ("__init__", "prepare", "validate", "train", "evaluate", "report")),
+        *(
+            f"stages/{SLUG}/{m}.py"
+            for m in ("__init__", "prepare", "validate", "train", "evaluate", "report")
+        ),
         f"stages/{SLUG}/report.md",
         f"models/{SLUG}/__init__.py",
         f"tests/papers/{SLUG}/test_pipeline.py",
@@ -42,6 +45,8 @@ def test_a_new_paper_passes_its_tests_before_any_method_exists(root, tmp_path):
     assert "1 passed" in out.stdout
 
     again = _run(work, "-m", "icml25", "new", SLUG)
-    assert again.returncode == 2 and "already in params.yaml" in again.stderr and "Traceback" not in again.stderr
+    assert (
+        again.returncode == 2 and "already in params.yaml" in again.stderr and "Traceback" not in again.stderr
+    )
     unknown = _run(work, "-m", "icml25", "new", "nope")
     assert unknown.returncode == 2 and "invalid choice: 'nope'" in unknown.stderr

@@ -67,7 +67,8 @@ def test_train_param_change_reruns_only_train_and_downstream(clone):
     params = yaml.safe_load((clone / "params.yaml").read_text())
     params["papers"][SLUG]["train"]["ft_steps"] += 1
     (clone / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    assert stale(clone) == {f"train@{SLUG}", f"report@{SLUG}"}  # report shows the params; evaluate follows train
+    # report shows the params; evaluate follows train
+    assert stale(clone) == {f"train@{SLUG}", f"report@{SLUG}"}
     ran = ran_stages(dvc(clone, "repro").stdout)
     assert ran - {"index"} == {f"train@{SLUG}", f"evaluate@{SLUG}", f"report@{SLUG}"}
 
@@ -87,7 +88,9 @@ def test_an_edit_to_a_model_module_reruns_the_stages_that_import_it(clone):
     """The report is made to import a model module (as a report that calls a model function does); an edit to
     that module then re-runs evaluate and the report, and nothing upstream of them."""
     report = clone / "stages" / SLUG / "report.py"
-    append(report, "\n\ndef _uses_a_model_function():\n    from models.model_independence.stats import fisher\n")
+    append(
+        report, "\n\ndef _uses_a_model_function():\n    from models.model_independence.stats import fisher\n"
+    )
     dvc(clone, "repro")
     module = clone / "models" / SLUG / "stats.py"
     fingerprints = {s: (clone / "data" / SLUG / "code" / f"{s}.json").read_text() for s in STAGES}
