@@ -11,7 +11,7 @@ import yaml
 from icml25.errors import UserError
 from icml25.params import check_paper, load_params, merged_profile
 from icml25.registry import load_paper
-from tests.conftest import icml25
+from tests.helpers import icml25
 
 SLUG = "model_independence"
 

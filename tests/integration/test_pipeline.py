@@ -45,7 +45,8 @@ def append(path, text="\n# an edit that changes no number\n"):
 
 def test_repro_runs_every_stage_and_writes_a_well_formed_report(dvc_repo):
     work, log = dvc_repo
-    assert ran_stages(log) == {f"{s}@{SLUG}" for s in ("code", *STAGES)} | {"index"}
+    # code@ runs too unless the checkout's committed fingerprints are current (they are on a clean main)
+    assert ran_stages(log) - {f"code@{SLUG}"} == {f"{s}@{SLUG}" for s in STAGES} | {"index"}
     readme = check_report(work, SLUG, "smoke")
     assert "figures/pvalue_histogram.png" in readme
     assert f"[{SLUG}]({SLUG}/README.md)" in (work / "reports" / "README.md").read_text()
@@ -84,23 +85,20 @@ def test_an_edit_to_the_papers_cli_reruns_nothing(clone):
     assert stale(clone) == set()
 
 
-def test_an_edit_to_a_model_module_reruns_the_stages_that_import_it(clone):
+def test_an_edit_to_a_model_module_makes_the_stages_that_import_it_stale(clone):
     """The report is made to import a model module (as a report that calls a model function does); an edit to
-    that module then re-runs evaluate and the report, and nothing upstream of them."""
+    that module then makes evaluate and the report stale, and nothing upstream of them."""
     report = clone / "stages" / SLUG / "report.py"
     append(
-        report, "\n\ndef _uses_a_model_function():\n    from models.model_independence.stats import fisher\n"
+        report, "\n\ndef _calls_a_model_function():\n    from models.model_independence.stats import match\n"
     )
-    dvc(clone, "repro")
-    module = clone / "models" / SLUG / "stats.py"
+    dvc(clone, "repro", f"report@{SLUG}")
     fingerprints = {s: (clone / "data" / SLUG / "code" / f"{s}.json").read_text() for s in STAGES}
-    assert "models/model_independence/stats.py" in fingerprints["report"]
-    assert "models/model_independence/stats.py" not in fingerprints["prepare"]
-    append(module)
-    ran = ran_stages(dvc(clone, "repro").stdout)
     importers = {s for s in STAGES if "models/model_independence/stats.py" in fingerprints[s]}
-    assert "report" in importers and "evaluate" in importers and "prepare" not in importers
-    assert ran == {f"code@{SLUG}"} | {f"{s}@{SLUG}" for s in importers}
+    assert {"report", "evaluate"} <= importers and not {"prepare", "validate"} & importers
+    append(clone / "models" / SLUG / "stats.py")
+    assert ran_stages(dvc(clone, "repro", f"code@{SLUG}").stdout) == {f"code@{SLUG}"}
+    assert stale(clone) == {f"{s}@{SLUG}" for s in importers}
 
 
 def test_a_new_input_file_reruns_prepare(clone):
