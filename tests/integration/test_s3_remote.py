@@ -214,7 +214,7 @@ def test_push_with_wrong_secret_fails_cleanly(s3_server: LocalS3, repo: Repo) ->
     assert repo.cache() == cache
 
 
-def test_trained_artifacts_travel_through_s3(dvc_repo, tmp_path: Path) -> None:
+def test_trained_artifacts_travel_through_s3(s3_server: LocalS3, dvc_repo, tmp_path: Path) -> None:
     """A paper's trained models go up with `dvc push` and come back into a copy that has no cache, byte for byte
     (the one paper of the DVC integration tests: its checkpoints, as GHOST's proxies or SR fronts would)."""
     from tests.conftest import DVC_PAPER as SLUG
@@ -222,18 +222,17 @@ def test_trained_artifacts_travel_through_s3(dvc_repo, tmp_path: Path) -> None:
 
     src = tmp_path / "src"
     shutil.copytree(dvc_repo[0], src, symlinks=True)
-    with local_s3(tmp_path / "s3", bucket=BUCKET) as s3:
-        for cmd in s3.dvc_commands():  # endpoint and keys into .dvc/config.local, as users do
-            dvc(src, *cmd.split()[1:])
-        dvc(src, "push", f"train@{SLUG}")
-        trained = src / "data" / SLUG / "trained" / "main"
-        before = {p.relative_to(trained): p.read_bytes() for p in trained.rglob("*") if p.is_file()}
-        dst = tmp_path / "dst"
-        shutil.copytree(src, dst, symlinks=True)
-        shutil.rmtree(dst / ".dvc" / "cache")
-        shutil.rmtree(dst / "data" / SLUG / "trained")
-        dvc(dst, "pull", f"train@{SLUG}")
-        moved = dst / "data" / SLUG / "trained" / "main"
-        after = {p.relative_to(moved): p.read_bytes() for p in moved.rglob("*") if p.is_file()}
+    for cmd in s3_server.dvc_commands():  # endpoint and keys into .dvc/config.local, as users do
+        dvc(src, *cmd.split()[1:])
+    dvc(src, "push", f"train@{SLUG}")
+    trained = src / "data" / SLUG / "trained" / "main"
+    before = {p.relative_to(trained): p.read_bytes() for p in trained.rglob("*") if p.is_file()}
+    dst = tmp_path / "dst"
+    shutil.copytree(src, dst, symlinks=True)
+    shutil.rmtree(dst / ".dvc" / "cache")
+    shutil.rmtree(dst / "data" / SLUG / "trained")
+    dvc(dst, "pull", f"train@{SLUG}")
+    moved = dst / "data" / SLUG / "trained" / "main"
+    after = {p.relative_to(moved): p.read_bytes() for p in moved.rglob("*") if p.is_file()}
     assert after == before
     assert any(str(p).startswith("checkpoints/base/") for p in after)
