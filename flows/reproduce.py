@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -71,6 +73,38 @@ def _publish(paths: PaperPaths) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _Planned:
+    """The plan of a whole checkout, made once by reproduce_all (which holds the checkout's lock meanwhile)."""
+
+    root: Path
+    force: bool
+    steps: tuple[Step, ...]
+
+
+_PLANNED: ContextVar[_Planned | None] = ContextVar("icml25_planned", default=None)
+
+
+@contextmanager
+def _locked(here: Path) -> Iterator[None]:
+    """The checkout's lock, unless the reproduce_all running this paper already holds it."""
+    held = _PLANNED.get()
+    if held is not None and held.root == here:
+        yield
+        return
+    with checkout_lock(here):
+        yield
+
+
+def _first_plan(here: Path, names, force: bool) -> list[Step]:
+    """The paper's stages from reproduce_all's plan when there is one (one `dvc status` for every paper: papers
+    do not depend on each other), else from a plan of its own."""
+    held = _PLANNED.get()
+    if held is not None and held.root == here and held.force == force:
+        return [s for s in held.steps if names(s.name)]
+    return plan(here, names, force)
+
+
 @flow(name="reproduce-paper", flow_run_name="{slug}", log_prints=True)
 def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> list[str]:
     """Reproduce one paper through its DVC stages; returns the stages that ran."""
@@ -80,8 +114,8 @@ def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> 
         raise ValueError(f"paper {slug!r} is not implemented (no papers.{slug} in params.yaml)")
     ran: list[str] = []
     mine = lambda n: n.endswith(f"@{slug}")  # noqa: E731
-    with checkout_lock(here):
-        steps = plan(here, mine, force)
+    with _locked(here):
+        steps = _first_plan(here, mine, force)
         code = [s for s in steps if s.name == f"code@{slug}"]
         for step in code:  # the code fingerprints first: they decide which stages an edit touched
             dvc_stage.with_options(name=step.name)(step, str(here), force)
@@ -102,13 +136,22 @@ def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> 
 
 @flow(name="reproduce-all", log_prints=True)
 def reproduce_all(force: bool = False, root: str | None = None) -> dict[str, list[str]]:
-    """Every implemented paper (params.yaml order), then the index reports/README.md."""
+    """Every implemented paper (params.yaml order), then the index reports/README.md. One `dvc status` plans
+    them all; the index runs when it was stale or a report ran (its only inputs besides its code)."""
     here = _root(root)
-    ran = {
-        slug: reproduce_paper(slug, force=force, root=str(here)) for slug in implemented(load_params(here))
-    }
     with checkout_lock(here):
-        for step in plan(here, lambda n: n == "index", force):
+        steps = plan(here, lambda n: True, force)
+        token = _PLANNED.set(_Planned(here, force, tuple(steps)))
+        try:
+            ran = {
+                slug: reproduce_paper(slug, force=force, root=str(here))
+                for slug in implemented(load_params(here))
+            }
+        finally:
+            _PLANNED.reset(token)
+        reports_ran = any(name.startswith("report@") for names in ran.values() for name in names)
+        for step in (s for s in steps if s.name == "index"):
+            step = replace(step, stale=step.stale or reports_ran)
             dvc_stage.with_options(name=step.name)(step, str(here), force)
             if step.stale:
                 ran["index"] = ["index"]

@@ -114,3 +114,18 @@ def test_one_dvc_run_per_checkout(prefect_harness, scratch):
                 pass
     with checkout_lock(scratch, timeout_seconds=5):  # released again
         pass
+
+
+def test_reproduce_all_plans_every_paper_with_one_dvc_status(prefect_harness, scratch, monkeypatch):
+    import flows.reproduce as fr
+
+    calls = []
+    real_plan = fr.plan
+    monkeypatch.setattr(fr, "plan", lambda *a, **k: calls.append(a[1]) or real_plan(*a, **k))
+    report = scratch / "stages" / SLUG / "report.py"
+    report.write_text(report.read_text() + "\n# another edit that changes no number\n")
+    ran = fr.reproduce_all(root=str(scratch))
+    assert ran[SLUG] == [f"code@{SLUG}", f"report@{SLUG}"]
+    # one plan for the checkout, one more for the paper whose code changed (after code@ ran)
+    assert len(calls) == 2
+    assert fr.reproduce_all(root=str(scratch)) == {SLUG: []} and len(calls) == 3
