@@ -1,5 +1,5 @@
-"""A user's CSV table: reading it and checking it is numeric, with one-line errors (the papers' command-line
-tools and data loaders)."""
+"""Tables: a user's CSV file (read and checked numeric, with one-line errors: the papers' command-line tools and
+data loaders), and the CSV artifacts the stages write."""
 
 from __future__ import annotations
 
@@ -18,6 +18,15 @@ def read_csv(path: Path | str) -> Any:
         return pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a readable CSV file ({str(exc).splitlines()[0]})") from None
+
+
+def read_frame(path: Path | str, **kwargs: Any) -> Any:
+    """A CSV artifact written by a stage as a DataFrame; an empty table (pandas writes a lone newline for a frame
+    without columns) reads as an empty frame instead of raising."""
+    import pandas as pd
+
+    path = Path(path)
+    return pd.read_csv(path, **kwargs) if path.stat().st_size > 1 else pd.DataFrame()
 
 
 def numeric_table(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ValidationFailed
+from .io import write_json
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,4 @@ def write_validation(out: Path, summaries: Sequence[dict[str, Any]]) -> None:
     ]
     if bad:
         raise ValidationFailed("validation failed: " + "; ".join(bad))
-    (out / "validation.json").write_text(
-        json.dumps({"success": True, "tables": list(summaries)}, indent=2) + "\n"
-    )
+    write_json(out / "validation.json", {"success": True, "tables": list(summaries)})

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 def run(ctx: StageContext) -> None:
     import pandas as pd
 
+    from icml25.tables import read_frame
     from models.ghost.config import MODES
     from models.ghost.experiment import TABLES, evaluate_run, load_federated, summarize
     from models.ghost.store import load_run
@@ -43,13 +44,7 @@ def run(ctx: StageContext) -> None:
         pd.DataFrame(rows[name]).to_csv(ctx.out / f"{name}.csv", index=False)
     full = ctx.carry_meta(ctx.paths.trained, **ctx.read_json(ctx.paths.prepared / "meta.json"))
     # the summaries are those of the CSV files as written (what anyone re-reading them gets)
-    tables = {name: _read(ctx.out / f"{name}.csv") for name in TABLES}
+    tables = {name: read_frame(ctx.out / f"{name}.csv") for name in TABLES}
     summary = summarize(tables, full)
     ctx.write_json("summary.json", summary)
     ctx.log.info("%s", {m: round(v, 3) for m, v in summary["accuracy"]["mean"].items()})
-
-
-def _read(path):
-    import pandas as pd
-
-    return pd.read_csv(path) if path.stat().st_size > 1 else pd.DataFrame()

@@ -14,7 +14,7 @@ def run(ctx: StageContext) -> None:
     import numpy as np
     import pandas as pd
 
-    from icml25.tables import read_csv
+    from icml25.tables import read_frame
     from models.sr_pareto import evaluation
     from models.sr_pareto.data import read_prepared
     from models.sr_pareto.front import published, standardize
@@ -57,10 +57,7 @@ def run(ctx: StageContext) -> None:
         pd.DataFrame(rows).to_csv(ctx.out / f"{file}.csv", index=False)
     ctx.carry_meta(ctx.paths.prepared, karva_structures=len(karva_structures(e.karva_head)), summary=summary)
     # the summary is computed from the tables as written (the numbers the report shows beside them)
-    tables = {
-        f: read_csv(ctx.out / f"{f}.csv") if (ctx.out / f"{f}.csv").stat().st_size > 1 else pd.DataFrame()
-        for f in ("comparison", "peer", "optimizers")
-    }
+    tables = {f: read_frame(ctx.out / f"{f}.csv") for f in ("comparison", "peer", "optimizers")}
     ctx.write_json(
         "summary.json", evaluation.summarize(tables["comparison"], tables["peer"], tables["optimizers"])
     )

@@ -4,17 +4,13 @@ claims keeping the contract, CI running lint and tests, and test collection free
 from __future__ import annotations
 
 import importlib
-import json
-import subprocess
-import sys
 
 import yaml
 
-from icml25.claims import contract_problems
 from icml25.params import implemented, load_params
 from icml25.pipeline import generated, stale
 from icml25.registry import BY_SLUG, STAGES, load_paper, load_stage
-from tests.helpers import SHARED_CHECKER, declared_claims
+from tests.helpers import check_report
 
 
 def test_every_implemented_paper_is_wired(root):
@@ -56,19 +52,10 @@ def test_prefect_yaml_has_one_deployment_per_paper(root):
         assert callable(getattr(importlib.import_module(path.removesuffix(".py").replace("/", ".")), fn))
 
 
-def test_committed_claims_keep_the_contract(root):
+def test_committed_reports_keep_the_contract(root):
     """The contract's checks run here always (icml25.claims); the workplace's shared checker too when present."""
     for slug in implemented(load_params(root)):
-        doc = json.loads((root / "reports" / slug / "claims.json").read_text())
-        assert doc["paper"] == slug and doc["profile"] == "quick"
-        ids = declared_claims(slug)
-        assert list(doc["claims"]) == ids
-        assert contract_problems(doc, ids) == [], slug
-        if SHARED_CHECKER.exists():
-            out = subprocess.run(
-                [sys.executable, str(SHARED_CHECKER), slug, *ids], cwd=root, capture_output=True, text=True
-            )
-            assert out.returncode == 0, out.stdout + out.stderr
+        check_report(root, slug, "quick")
 
 
 def test_ci_runs_lint_and_the_readme_test_command(root):
