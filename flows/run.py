@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from flows.server import prefect_env, prefect_server
+from icml25.claims import describe
 from icml25.errors import UserError
 from icml25.params import implemented
 from icml25.reporting import claims_summary
@@ -44,5 +45,5 @@ def run_from_cli(root: Path, target: str, profile: str = "quick", force: bool = 
     for slug in slugs if target == "all" else [target]:
         summary = claims_summary(work, slug)
         if summary:
-            print(f"{slug}: {summary[0]}/{summary[1]} claims held ({work / 'reports' / slug / 'README.md'})")
+            print(f"{slug}: {describe(summary)} ({work / 'reports' / slug / 'README.md'})")
     return 0

@@ -39,17 +39,18 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from .claims import describe
     from .params import implemented, load_params
     from .reporting import claims_summary
 
     root = find_root()
     done = set(implemented(load_params(root)))
-    print(f"{'#':>2}  {'slug':<20} {'status':<12} {'claims':<7} title")
+    print(f"{'#':>2}  {'slug':<20} {'status':<12} {'claims (held/total by kind)':<32} title")
     for e in CATALOGUE:
         summary = claims_summary(root, e.slug) if e.slug in done else None
-        claims = f"{summary[0]}/{summary[1]}" if summary else "-"
+        claims = describe(summary, short=True) if summary is not None else "-"
         status = "implemented" if e.slug in done else "planned"
-        print(f"{e.number:>2}  {e.slug:<20} {status:<12} {claims:<7} {e.title}")
+        print(f"{e.number:>2}  {e.slug:<20} {status:<12} {claims:<32} {e.title}")
     return 0
 
 

@@ -87,6 +87,31 @@ def declared_claims(slug: str) -> list[str]:
     return [c.id for c in declared(load_stage(slug, "report"))]
 
 
+def claim_verdict(root: Path, slug: str, claim_id: str, folder: Path, **params) -> dict:
+    """The claims.json record of the declared claim ``claim_id`` computed from an evaluated folder ``folder``
+    with the params of ``root``'s params.yaml (``params`` overrides report-visible sections, e.g.
+    ``evaluate={"sets": "exact"}``): what a stub test asserts fails. The claim runs exactly as the report stage
+    runs it, through the paper's own report module."""
+    from icml25.claims import declared
+    from icml25.params import load_params
+    from icml25.registry import load_paper, load_stage
+    from icml25.reporting import Evaluated
+    from icml25.runner import context_params, sections_for
+
+    values = load_params(root)
+    for section, overrides in params.items():
+        values["papers"][slug].setdefault(section, {}).update(overrides)
+    found = {c.id: c for c in declared(load_stage(slug, "report"))}
+    if claim_id not in found:
+        raise KeyError(f"{slug} declares no claim {claim_id!r} (it declares {', '.join(found)})")
+    c = found[claim_id]
+    ctx_params = context_params(load_paper(slug), values, sections_for("report"))
+    ev = Evaluated(
+        Path(folder), ctx_params, int(values["papers"][slug]["seed"]), str(values["profile"]), slug
+    )
+    return c.verdict(*c.evaluate(ev))
+
+
 def check_report(work: Path, slug: str, profile: str) -> str:
     """reports/<slug>/ of ``work`` keeps the claims contract (checked here, and by the workplace's shared
     checker when it is present), holds exactly the paper's declared claims and every figure its README shows;

@@ -50,16 +50,18 @@ def _module(tmp_path: Path, template: str = TEMPLATE) -> ModuleType:
     (tmp_path / "report.md").write_text(template)
     mod.__file__ = str(tmp_path / "report.py")
 
-    @claim("<=", 2.0, statement="regret / sqrt(T)", source="Thm 1")
+    @claim(
+        "<=", 2.0, kind="result", statement="regret / sqrt(T)", source="Thm 1", killed_by="test_a.py::test_b"
+    )
     def sublinear(ev):
         s = ev.json("summary.json")
         return s["regret"] / math.sqrt(s["T"]), f"T = {s['T']}"
 
-    @claim(">=", 0.5, statement="coverage", source="Fig. 2")
+    @claim(">=", 0.5, kind="invariant", statement="coverage", source="Fig. 2")
     def covers(ev):
         return ev.csv("runs.csv").coverage.min()
 
-    @claim("<", 1.0, statement="a ratio that is undefined here", source="Sec. 3")
+    @claim("<", 1.0, kind="simulated", statement="a ratio that is undefined here", source="Sec. 3")
     def undefined(ev):
         return float("nan")
 
@@ -114,9 +116,12 @@ def test_report_from_a_synthetic_evaluated_folder(ctx, tmp_path):
     assert und["value"] is None and und["passed"] == 0 and "nan" in und["reason"]
     readme = (ctx.out / "README.md").read_text()
     assert readme.startswith("# Adaptive data collection across distributions (UCB-OGD)\n")
-    assert "Profile **smoke**: 1 of 3 claims held." in readme
-    assert "| `covers` | coverage | Fig. 2 | 0.3 | >= 0.5 | **failed** |" in readme
-    assert "- `sublinear`: T = 100\n" in readme
+    assert (
+        "Profile **smoke**: 1/1 result held; 0/1 invariant held; 1 simulated (0 held; shown, not counted as paper "
+        "results). Only `result` claims are evidence" in readme
+    )
+    assert "| `covers` | invariant | coverage | Fig. 2 | 0.3 | >= 0.5 | **failed** |" in readme
+    assert "- `sublinear`: T = 100; a stub fails it in `tests/papers/ucb_ogd/test_a.py::test_b`\n" in readme
     assert "Long run: 100 rounds, noise 0.5, regret 15.\n" in readme and "{%" not in readme
     assert "- Seed 3, profile smoke." in readme
     assert "![regret](figures/curve.png)" in readme
@@ -142,7 +147,15 @@ def test_an_unknown_template_name_is_an_error_not_an_empty_string(ctx, tmp_path)
 
 
 def test_contract_problems_are_named():
-    ok = {"statement": "s", "source": "x", "value": 1.0, "op": ">=", "threshold": 0.5, "passed": 1}
+    ok = {
+        "statement": "s",
+        "source": "x",
+        "value": 1.0,
+        "op": ">=",
+        "threshold": 0.5,
+        "passed": 1,
+        "kind": "invariant",
+    }
     assert contract_problems({"paper": "p", "profile": "quick", "claims": {"a": ok}}, ["a"]) == []
     bad = {
         "paper": "p",
@@ -150,6 +163,7 @@ def test_contract_problems_are_named():
             "lied": {**ok, "passed": 0},
             "typed": {**ok, "value": None},
             "kind": {**ok, "kind": "hope"},
+            "fine": {**ok, "kind": "invariant"},
         },
     }
     assert contract_problems(bad, ["a"]) == [
