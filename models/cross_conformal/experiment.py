@@ -356,3 +356,42 @@ def summaries(sets) -> dict[str, Any]:
         "vovk_vs_cv_plus": vovk_against_cv_plus(sim),
         "real_name": str(real.data.iloc[0]) if len(real) else "real data",
     }
+
+
+# --------------------------------------------------------------------------------------------------- the folder
+def write_evaluated(
+    out, records_: list[dict[str, Any]], checks: dict, *, alpha: float, sets: str, n: int, K: int
+) -> dict[str, Any]:
+    """What evaluate writes into ``out`` (the files the claims read): sets.csv.gz (``records_``, one row per test
+    point, method and construction; no timestamp in the gzip header, so the same sets give the same bytes),
+    checks.json (the exactness counts ``checks`` of "simulation" and "real", with ``alpha`` and the shown
+    construction ``sets``), and the summaries of the sets as written: summary_simulation.csv, summary_real.csv,
+    shrink.csv and summary.json (alpha, alpha' for the simulation's ``n`` and ``K``, the real table's name, Vovk's
+    set against CV+). Returns the summaries. The stage and the stub tests write through this one function."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from icml25.io import write_json
+
+    from .core import alpha_prime
+
+    out = Path(out)
+    pd.DataFrame(records_).to_csv(
+        out / "sets.csv.gz", index=False, compression={"method": "gzip", "mtime": 0}
+    )
+    write_json(out / "checks.json", {**checks, "alpha": alpha, "sets": sets})
+    summ = summaries(pd.read_csv(out / "sets.csv.gz"))
+    summ["simulation"].to_csv(out / "summary_simulation.csv", index=False)
+    summ["real"].to_csv(out / "summary_real.csv", index=False)
+    pd.DataFrame(summ["shrink"]).to_csv(out / "shrink.csv", index=False)
+    write_json(
+        out / "summary.json",
+        {
+            "alpha": alpha,
+            "alpha_prime": float(alpha_prime(alpha, n, K)),
+            "real_name": summ["real_name"],
+            "vovk_vs_cv_plus": summ["vovk_vs_cv_plus"],
+        },
+    )
+    return summ

@@ -104,6 +104,30 @@ def heatmap(
     ]
 
 
+# ------------------------------------------------------------------------------------------- the evaluated folder
+def write_evaluated(
+    out: Path,
+    rows: list[dict[str, Any]],
+    heat: list[dict[str, Any]],
+    accuracy: dict[str, float],
+    permutations: int,
+) -> dict[str, Any]:
+    """What evaluate writes into ``out`` (the files the claims read): pvalues.csv (the rows of
+    :func:`pair_tests`), heatmap.csv (:func:`heatmap`) and summary.json (:func:`summarize` of pvalues.csv as
+    written, so that its numbers and the report's lookups agree to the bit). Returns the summary. The stage and
+    the stub tests (tests/papers/model_independence/test_claims.py) write through this one function."""
+    import pandas as pd
+
+    from icml25.io import write_json
+
+    out = Path(out)
+    pd.DataFrame(rows).to_csv(out / "pvalues.csv", index=False)
+    pd.DataFrame(heat).to_csv(out / "heatmap.csv", index=False)
+    summary = summarize(pd.read_csv(out / "pvalues.csv"), accuracy, permutations)
+    write_json(out / "summary.json", summary)
+    return summary
+
+
 # -------------------------------------------------------------------------------------------------- the summary
 def summarize(table: Any, accuracy: dict[str, float], permutations: int) -> dict[str, Any]:
     """What the claims and tables read, from the p-value table of :func:`pair_tests` (a DataFrame) and the test

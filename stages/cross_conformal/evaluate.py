@@ -13,12 +13,15 @@ if TYPE_CHECKING:
 
 def run(ctx: StageContext) -> None:
     import numpy as np
-    import pandas as pd
 
     from icml25.io import load_npz
-    from models.cross_conformal.core import alpha_prime
     from models.cross_conformal.data import sim_name
-    from models.cross_conformal.experiment import evaluate_real, evaluate_simulation, new_checks, summaries
+    from models.cross_conformal.experiment import (
+        evaluate_real,
+        evaluate_simulation,
+        new_checks,
+        write_evaluated,
+    )
     from models.cross_conformal.regressor import make_estimator
 
     ev = ctx.params.evaluate
@@ -82,28 +85,9 @@ def run(ctx: StageContext) -> None:
                 checks=checks["real"],
             )
             ctx.log.info("real data %s, K = %d evaluated", name, K)
-    sets = ctx.out / "sets.csv.gz"  # no timestamp in the gzip header: the same sets give the same bytes
-    pd.DataFrame(records).to_csv(sets, index=False, compression={"method": "gzip", "mtime": 0})
-    checks["alpha"] = a
-    checks["sets"] = ev.sets
-    ctx.write_json("checks.json", checks)
+    write_evaluated(ctx.out, records, checks, alpha=a, sets=ev.sets, n=n, K=sim["folds"])
     ctx.log.info(
         "nesting violations %s, identity mismatches %s",
         checks["simulation"]["nesting"] + checks["real"]["nesting"],
         checks["simulation"]["identity"] + checks["real"]["identity"],
-    )
-
-    # the summaries, from the sets as written (the numbers the report shows are those of sets.csv.gz)
-    summ = summaries(pd.read_csv(ctx.out / "sets.csv.gz"))
-    summ["simulation"].to_csv(ctx.out / "summary_simulation.csv", index=False)
-    summ["real"].to_csv(ctx.out / "summary_real.csv", index=False)
-    pd.DataFrame(summ["shrink"]).to_csv(ctx.out / "shrink.csv", index=False)
-    ctx.write_json(
-        "summary.json",
-        {
-            "alpha": a,
-            "alpha_prime": float(alpha_prime(a, n, sim["folds"])),
-            "real_name": summ["real_name"],
-            "vovk_vs_cv_plus": summ["vovk_vs_cv_plus"],
-        },
     )

@@ -91,6 +91,12 @@ def cell(ev: Evaluated, method: str, p: int, col: str, frame: Any = None) -> flo
     return float(row[col].iloc[0]) if len(row) else float("nan")
 
 
+def stable_ps(ev: Evaluated) -> list[int]:
+    """The p of the grid outside the unstable range ``evaluate.unstable_p`` (around p = n (K - 1)/K)."""
+    lo, hi = ev.params.evaluate.unstable_p[0], ev.params.evaluate.unstable_p[-1]
+    return [p for p in ps(ev) if not lo <= p <= hi]
+
+
 def methods_sim(ev: Evaluated) -> list[str]:
     present = set(ev.once(shown_sets).method)
     return [m for m in LABEL if m in present]
@@ -109,6 +115,8 @@ def points(ev: Evaluated) -> int:
 @claim(
     ">=",
     0.8,
+    kind="result",
+    killed_by="test_claims.py::test_in_sample_residuals_fail_the_coverage_claims",
     statement="minimum over p of mod-cross's empirical coverage (OLS simulation)",
     source="Sec. 2 (2 pbar is a valid p-value: coverage >= 1 - 2 alpha)",
 )
@@ -125,6 +133,8 @@ def mod_coverage(ev: Evaluated):
 @claim(
     ">=",
     0.8,
+    kind="result",
+    killed_by="test_claims.py::test_a_fold_minimum_e_statistic_fails_variants_coverage",
     statement="minimum over p and over e-, u-, eu-mod of coverage + 3 Monte-Carlo standard errors",
     source="Thms 3.1-3.3 (coverage >= 1 - 2 alpha)",
 )
@@ -142,24 +152,42 @@ def variants_coverage(ev: Evaluated):
 @claim(
     "<=",
     0.92,
-    statement="mean width of e-mod / mean width of mod-cross at p = 20",
-    source="Fig. 2, p = 20 (3.77 vs 4.52)",
+    kind="result",
+    killed_by="test_claims.py::test_variants_returning_the_mod_set_fail_variants_smaller",
+    statement="largest ratio, over e-, u- and eu-mod and every p outside the unstable range evaluate.unstable_p "
+    "(around p = n (K - 1)/K), of the variant's mean width to mod-cross's (OLS simulation; every mean width is in "
+    "the mean-width table)",
+    source="Fig. 2 (p = 20: e-mod 3.77, u-mod 3.84, eu-mod 3.56 vs mod-cross 4.52; the paper's averages leave "
+    "out p = 75-85)",
 )
 def variants_smaller(ev: Evaluated):
-    ratio = cell(ev, "e-mod", 20, "mean_width") / cell(ev, "mod", 20, "mean_width")
-    if 20 not in ps(ev):
-        return ratio, "p = 20 is not in this profile's p grid"
-    return ratio, (
-        f"{fmt(cell(ev, 'e-mod', 20, 'mean_width'))} / {fmt(cell(ev, 'mod', 20, 'mean_width'))} "
-        "(paper 3.77 / 4.52)"
+    ratios = {
+        (v, p): cell(ev, v, p, "mean_width") / cell(ev, "mod", p, "mean_width")
+        for v in VARIANTS
+        for p in stable_ps(ev)
+    }
+    if not ratios:
+        return math.nan, "no p outside the unstable range in this profile's p grid"
+    worst = max(ratios, key=ratios.get)
+    note = (
+        f"largest: {worst[0]} at p = {worst[1]}, {fmt(cell(ev, worst[0], worst[1], 'mean_width'))} / "
+        f"{fmt(cell(ev, 'mod', worst[1], 'mean_width'))}"
     )
+    if (VARIANTS[0], 20) in ratios:
+        note += (
+            f"; e-mod at p = 20: {fmt(cell(ev, 'e-mod', 20, 'mean_width'))} / "
+            f"{fmt(cell(ev, 'mod', 20, 'mean_width'))} (paper 3.77 / 4.52)"
+        )
+    return ratios[worst], note
 
 
 @claim(
     "==",
     0.0,
+    kind="invariant",
     statement="test points (all replicates, simulation and real data) where eu is not within e, e not within mod, "
-    "or u not within mod",
+    "or u not within mod (by construction: the sets are built from the same segments and min_k pbar_k <= pbar, "
+    "pbar/(2 - U) <= pbar, eu <= e pointwise)",
     source="Sec. 3 (C_eu in C_e in C_mod, C_u in C_mod)",
 )
 def nesting(ev: Evaluated):
@@ -174,7 +202,9 @@ def nesting(ev: Evaluated):
 @claim(
     "==",
     0.0,
-    statement="test points where Vovk's set (from p_CC) differs from mod-cross at alpha'",
+    kind="invariant",
+    statement="test points where Vovk's set (from p_CC) differs from mod-cross at alpha' (algebra: "
+    "p_CC > alpha <=> pbar > alpha', decided in integer arithmetic)",
     source="Sec. 2 (alpha' = alpha + (1 - alpha)(K - 1)/(n + K))",
 )
 def vovk_identity(ev: Evaluated):

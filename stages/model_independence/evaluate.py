@@ -12,8 +12,6 @@ if TYPE_CHECKING:
 
 
 def run(ctx: StageContext) -> None:
-    import pandas as pd
-
     from models.model_independence import experiment as ex
     from models.model_independence.lit import load_split
 
@@ -28,13 +26,9 @@ def run(ctx: StageContext) -> None:
     rows = ex.pair_tests(
         weights, acts, n_blocks, permutations=e.permutations, seed=ctx.seed_for("permtest"), **options
     )
-    pd.DataFrame(rows).to_csv(ctx.out / "pvalues.csv", index=False)
     heat = ex.heatmap(acts, ex.heatmap_names(list(ckpts), e.heatmap_models), **options)
-    pd.DataFrame(heat).to_csv(ctx.out / "heatmap.csv", index=False)
     ctx.carry(ctx.paths.trained, "accuracy.json")
-
-    # the summary reads the table as written, so that its numbers and the report's lookups agree to the bit
-    table = pd.read_csv(ctx.out / "pvalues.csv")
-    accuracy = ctx.read_json(ctx.paths.trained / "accuracy.json")
-    ctx.write_json("summary.json", ex.summarize(table, accuracy, e.permutations))
+    ex.write_evaluated(
+        ctx.out, rows, heat, ctx.read_json(ctx.paths.trained / "accuracy.json"), e.permutations
+    )
     ctx.log.info("%d pairs x 4 statistics, %d heatmap pairs", len(rows) // 4, len(heat))

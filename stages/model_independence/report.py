@@ -27,6 +27,8 @@ def summary(ev: Evaluated) -> dict[str, Any]:
 @claim(
     "<",
     -10.0,
+    kind="result",
+    killed_by="test_claims.py::test_valid_but_powerless_noise_fails_every_detection_claim",
     statement="phi_U detects the fine-tune: log10 p(base, ft) < -10",
     source="Table 1 (phi_U = eps)",
 )
@@ -37,6 +39,8 @@ def finetune_detected_u(ev: Evaluated):
 @claim(
     "<",
     -10.0,
+    kind="result",
+    killed_by="test_claims.py::test_valid_but_powerless_noise_fails_every_detection_claim",
     statement="phi_MATCH detects the fine-tune: log10 p(base, ft) < -10",
     source="Sec. 4.2 (phi_MATCH <= eps on dependent pairs)",
 )
@@ -47,6 +51,8 @@ def finetune_detected_match(ev: Evaluated):
 @claim(
     "<",
     -10.0,
+    kind="result",
+    killed_by="test_claims.py::test_a_constrained_match_is_fooled_by_the_permuted_fine_tune",
     statement="phi_MATCH detects the fine-tune after an output-preserving permutation + rescaling: log10 p < -10",
     source="Sec. 4.2, App. G (robust to T1-T6)",
 )
@@ -57,6 +63,8 @@ def permuted_detected_match(ev: Evaluated):
 @claim(
     "==",
     1.0,
+    kind="result",
+    killed_by="test_claims.py::test_valid_but_powerless_noise_fails_every_detection_claim",
     statement="PERMTEST-l2 on (base, ft) reaches its floor p = 1/(T+1): value = (T+1) p, the original's rank",
     source="Table 1 (phi_l2 = 0.01 with T = 99)",
 )
@@ -68,6 +76,8 @@ def permtest_exact_floor(ev: Evaluated):
 @claim(
     ">",
     0.001,
+    kind="result",
+    killed_by="test_claims.py::test_tests_that_always_reject_fail_every_null_claim",
     statement="phi_U p-values of independent pairs look uniform: KS p > 0.001",
     source="Thm 2; Sec. 4.1",
 )
@@ -78,6 +88,8 @@ def independent_uniform_u(ev: Evaluated):
 @claim(
     ">",
     0.001,
+    kind="result",
+    killed_by="test_claims.py::test_tests_that_always_reject_fail_every_null_claim",
     statement="phi_MATCH p-values of independent pairs look uniform: KS p > 0.001",
     source="Sec. 4.2 (~uniform on 141 independent pairs)",
 )
@@ -88,6 +100,8 @@ def independent_uniform_match(ev: Evaluated):
 @claim(
     ">",
     -4.0,
+    kind="result",
+    killed_by="test_claims.py::test_tests_that_always_reject_fail_every_null_claim",
     statement="no independent pair is flagged by phi_U: log10 min p > -4",
     source="Table 1 (independent rows)",
 )
@@ -98,11 +112,34 @@ def independent_min_u(ev: Evaluated):
 @claim(
     ">",
     -4.0,
+    kind="result",
+    killed_by="test_claims.py::test_tests_that_always_reject_fail_every_null_claim",
     statement="no independent pair is flagged by phi_MATCH: log10 min p > -4",
     source="Sec. 4.2",
 )
 def independent_min_match(ev: Evaluated):
     return summary(ev)["independent_min_log10p"]["match"]
+
+
+@claim(
+    ">",
+    0.001,
+    kind="result",
+    killed_by="test_claims.py::test_tests_that_always_reject_fail_every_null_claim",
+    statement="PERMTEST-l2 p-values of independent pairs look uniform: KS p > 0.001 (p lies on "
+    "{1, ..., T+1}/(T+1), uniform there under H_0; the KS test against Unif(0, 1) is then conservative)",
+    source="Thm 1 (PERMTEST is exact under H_0)",
+)
+def permtest_independent_uniform(ev: Evaluated):
+    s = summary(ev)
+    pv = ev.csv("pvalues.csv")
+    p = 10.0 ** pv[(pv.kind == "independent") & (pv.stat == "l2")].log10p.to_numpy()
+    floor = 1 / (s["permutations"] + 1)
+    at_floor = int(sum(abs(x - floor) <= 1e-9 * floor for x in p))
+    return s["independent_ks_p"]["l2"], (
+        f"{len(p)} independent pairs, T = {s['permutations']}: smallest p {fmt(float(p.min()))}, "
+        f"{at_floor} at the floor 1/(T+1) ({fmt(len(p) * floor)} expected), mean p {fmt(float(p.mean()))}"
+    )
 
 
 def context(ev: Evaluated) -> dict:
@@ -161,7 +198,10 @@ def context(ev: Evaluated) -> dict:
     fig.colorbar(im, ax=ax, label="log10 p (phi_MATCH), clipped at -20")
     heatmap = ev.figure("match_heatmap.png", fig, "phi_MATCH log10 p-values between models (diagonal: 0)")
 
+    floor = 1 / (s["permutations"] + 1)
     return {
+        "floor": fmt(floor),
+        "floor_chance": f"{1 - (1 - floor) ** s['independent_pairs']:.0%}",
         "accuracy": s["test_accuracy"],
         "pvalue_table": table(rows),
         "fooled_u": s["fooled_u"],

@@ -135,6 +135,90 @@ def test_exact_sets_agree_with_a_fine_grid(seed, K, m):
             assert np.array_equal(on_grid, from_sets), (name, t)
 
 
+# ------------------------------------------------------------------ e-mod against an independent grid evaluation
+#: (seed, K, m, alpha): a tie-prone case first ((m + 1) alpha = 2: pbar_1 = alpha exactly when C_1 = 1).
+GRID_CASES = [(21, 5, 19, 0.1), (22, 10, 9, 0.1), (23, 3, 7, 0.3), (24, 2, 4, 0.25), (25, 8, 24, 0.05)]
+
+
+def grid_min_running_mean(
+    residuals: np.ndarray, mu: np.ndarray, alpha: float, grid: np.ndarray
+) -> np.ndarray:
+    """e-mod's membership on a y grid straight from the definition, sharing no code with core: for fold k (rows
+    of ``residuals`` (K, m) in the split's fold order) and candidate y, R^k(y) = |y - mu_k|,
+    C_k(y) = #{i in S_k : R_i >= R^k(y)}, p_k = (1 + C_k)/(m + 1), pbar_k = (1/k) sum_{j<=k} p_j, and y is in the
+    set iff min_k pbar_k > alpha, compared in integers: sum_{j<=k} (1 + C_j) * den > num * k * (m + 1) with
+    alpha = num/den as written in decimal."""
+    K, m = residuals.shape
+    num, den = Fraction(str(alpha)).as_integer_ratio()
+    score = np.abs(grid[:, None] - mu[None, :])  # (P, K)
+    c = (residuals[None, :, :] >= score[:, :, None]).sum(axis=2)  # (P, K)
+    running = np.cumsum(1 + c, axis=1)  # sum_{j<=k} (1 + C_j)
+    k = np.arange(1, K + 1)
+    return np.all(running * den > num * k * (m + 1), axis=1)
+
+
+def e_mod_grid_check(seed: int, K: int, m: int, alpha: float, T: int = 4, points: int = 20_001) -> dict:
+    """Production e-mod sets (core.cross_sets) against :func:`grid_min_running_mean` for T test points of random
+    fold residuals and predictions: ``far`` counts grid points where the two disagree farther than one grid step
+    from an endpoint of the production set; ``width`` is the largest |production width - grid width| in grid
+    steps (grid width = step x member points; at most about 2 per interval when they agree)."""
+    rng = np.random.default_rng(seed)
+    res = np.abs(rng.standard_normal((K, m))) * rng.uniform(0.5, 2.0)  # unsorted, in fold order
+    mu = rng.normal(0, 1.5, size=(T, K))
+    lo, hi = mu.min() - res.max() - 1, mu.max() + res.max() + 1
+    grid = np.linspace(lo, hi, points)
+    step = grid[1] - grid[0]
+    sets = cross_sets(FoldScores(res), mu, alpha, ["e-mod"]).sets["e-mod"]
+    far, width = 0, 0.0
+    for t in range(T):
+        truth = grid_min_running_mean(res, mu[t], alpha, grid)
+        ours = np.zeros(points, bool)
+        ends = []
+        for a, b in sets.intervals(t):
+            ours |= (a <= grid) & (grid <= b)
+            ends += [a, b]
+        near = np.zeros(points, bool)
+        for e in ends:
+            near |= np.abs(grid - e) <= step
+        far += int(np.sum((ours != truth) & ~near))
+        width = max(width, abs(sets.widths()[t] - step * truth.sum()) / step)
+    return {"far": far, "width": width, "intervals": int(sets.n_intervals().max())}
+
+
+def test_e_mod_sets_agree_with_an_independent_grid_of_min_k_pbar_k():
+    for case in GRID_CASES:
+        got = e_mod_grid_check(*case)
+        assert got["far"] == 0, (case, got)
+        assert got["width"] <= 2 * got["intervals"] + 1, (case, got)
+
+
+def _broken_e(kind: str):
+    """core.member with a broken e-statistic: "fold_min" (min_k p_k, no running mean), "reversed" (running means
+    over the folds in reverse order), "ge" (pbar_k >= alpha: ties decided the wrong way)."""
+    real = member
+
+    def broken(name, level, counts, m, u=None, totals=None):
+        if name != "e":
+            return real(name, level, counts, m, u, totals)
+        K = counts.shape[-1]
+        if kind == "fold_min":
+            return np.all(1 + counts > int(level * (m + 1)), axis=-1)
+        if kind == "reversed":
+            return real("e", level, counts[..., ::-1], m)
+        run = np.cumsum(1 + counts, axis=-1)
+        return np.all(run * level.denominator >= level.numerator * np.arange(1, K + 1) * (m + 1), axis=-1)
+
+    return broken
+
+
+@pytest.mark.parametrize("kind", ["fold_min", "reversed", "ge"])
+def test_a_broken_e_mod_fails_the_independent_grid_check(monkeypatch, kind):
+    from models.cross_conformal import core
+
+    monkeypatch.setattr(core, "member", _broken_e(kind))
+    assert sum(e_mod_grid_check(*case)["far"] for case in GRID_CASES) > 0
+
+
 def test_official_grid_construction_ends_runs_at_the_first_failing_point():
     grid = np.linspace(-5, 5, 11)  # step 1
     sets = grid_sets(HAND, HAND_MU, grid, 0.4, "mod")
