@@ -1,5 +1,8 @@
 """Problems generated per second, per subset and context (run by hand: python benchmarks/gsm_infinite.py).
 
+The realistic rows time our own realistic generator, a different design from the official one: they carry no
+ratio to the official generator's rate.
+
 One core, op = 10. Each rate is the best of 5 interleaved rounds of 0.6 s (ours and the official generator
 alternate, so a change in the machine's load does not bias their ratio). Symbolic "8k" is measured two ways: with the official statement count for 8k Llama-3
 tokens (op + int(8000 x 828/9668) statements, the same work as the official generator) and with our
@@ -24,7 +27,11 @@ from models.gsm_infinite.generate import make_problem  # noqa: E402
 from models.gsm_infinite.symbolic import generate_symbolic  # noqa: E402
 
 OP = 10
-REFERENCE = {"symbolic, no noise": 24_000, "symbolic, 8k": 890, "medium, no noise": 34, "hard, no noise": 37}
+#: the official generator's rates (the issue's reference, one core of these machines). Only the symbolic ones are
+#: compared: our realistic generator is a different design (not a port), so a ratio to the official realistic
+#: generator's rate would compare two different programs.
+REFERENCE = {"symbolic, no noise": 24_000, "symbolic, 8k": 890}
+REALISTIC = " (our own generator, a different design)"
 NOISE_8K = int(8000 * 828 / 9668)
 
 
@@ -94,9 +101,9 @@ def main() -> None:
         "symbolic, no noise": lambda i: generate_symbolic(OP, i),
         "symbolic, 8k": lambda i: generate_symbolic(OP, i, noise_statements=NOISE_8K),
         "symbolic, 8k SmolLM2 tokens (fitted)": lambda i: make_problem("symbolic", OP, i, context=8000),
-        "medium, no noise": lambda i: make_problem("medium", OP, i, mode="forward"),
-        "hard, no noise": lambda i: make_problem("hard", OP, i, mode="forward"),
-        "medium reverse, no noise": lambda i: make_problem("medium", OP, i, mode="reverse"),
+        f"medium, no noise{REALISTIC}": lambda i: make_problem("medium", OP, i, mode="forward"),
+        f"hard, no noise{REALISTIC}": lambda i: make_problem("hard", OP, i, mode="forward"),
+        f"medium reverse, no noise{REALISTIC}": lambda i: make_problem("medium", OP, i, mode="reverse"),
     }
     cases = {case: (fn, 1) for case, fn in ours.items()}
     gen = None
@@ -128,13 +135,15 @@ def main() -> None:
         "gsm_infinite",
         list(rows[0]),
         rows,
-        note="Goals of the issue: >= 2x the official generator on symbolic, >= 5x on realistic, with the same "
-        "distributions of op and answers. Symbolic 8k uses the official statement count for 8k Llama-3 "
-        f"tokens ({NOISE_8K} noise statements); the fitted row sizes the noise with SmolLM2's tokenizer instead. "
-        "op is exact in every generated problem (the op_exact claim). Symbolic answers at op = 10 over 4,000 "
-        f"problems each: {json.dumps(dist)}. The realistic generators are our own re-implementation, not a "
-        "port: their answer distribution is not compared with the official one (the official realistic "
-        "generator loads Llama-3's tokenizer at import, which is not available offline).",
+        note="Goal of the issue: >= 2x the official generator on symbolic, with the same distributions of op and "
+        "answers. Symbolic 8k uses the official statement count for 8k Llama-3 tokens "
+        f"({NOISE_8K} noise statements); the fitted row sizes the noise with SmolLM2's tokenizer instead. op is "
+        "exact in every generated problem (the op_exact claim). Symbolic answers at op = 10 over 4,000 problems "
+        f"each: {json.dumps(dist)}. The realistic rows time our own generator, a different design from the "
+        "official one (written from the paper's description, not a port): no speed ratio to the official "
+        "realistic generator is given (the issue's >= 5x goal cannot be assessed: the two programs differ), "
+        "and their answer distributions are not compared (the official realistic generator loads Llama-3's "
+        "tokenizer at import, which is not available offline).",
     )
 
 

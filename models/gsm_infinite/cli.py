@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--key-env", default="OPENAI_API_KEY", help="variable holding the API key (default OPENAI_API_KEY)"
     )
     e.add_argument("--local", type=Path, help="a local transformers model folder or GGUF file")
-    e.add_argument("--simulated", help="a simulated reasoner: exact, depth or retrieval (symbolic only)")
+    e.add_argument(
+        "--simulated", help="a simulated reasoner: exact, depth, hround or retrieval (symbolic only)"
+    )
     e.add_argument("--samples", type=int, default=1, help="samples per problem (default 1)")
     e.add_argument("--temperature", type=float, default=0.0, help="sampling temperature at the endpoint")
     e.add_argument("--max-tokens", type=int, default=4096, help="reply length limit (default 4096)")

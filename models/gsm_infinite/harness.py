@@ -165,8 +165,11 @@ def evaluate(
     results_path: Path,
     samples: int = 1,
     progress: Callable[[int], None] | None = None,
+    durable: bool = True,
 ) -> int:
-    """Reply to every (problem, sample) not yet in ``results_path``; returns how many were added."""
+    """Reply to every (problem, sample) not yet in ``results_path``; returns how many were added. ``durable``
+    fsyncs each line (resuming a slow model loses nothing); the train stage's simulated reasoners turn it off
+    (their replies take microseconds, and the stage installs its output atomically anyway)."""
     results_path = Path(results_path)
     done = done_keys(results_path)
     added = 0
@@ -193,8 +196,9 @@ def evaluate(
                     "reply": reply,
                 }
                 out.write(json.dumps(rec) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
+                if durable:
+                    out.flush()
+                    os.fsync(out.fileno())
                 added += 1
                 if progress:
                     progress(1)
@@ -244,18 +248,20 @@ def summarize(results: list[dict], ks: tuple[int, ...] = (1,)) -> tuple[list[dic
 
 
 #: the simulated reasoners the train stage runs on every symbolic set; None = ``max_samples`` attempts
-SIMULATED_RUNS = (("exact", 1), ("depth", None), ("retrieval", 1))
+SIMULATED_RUNS = (("exact", 1), ("depth", None), ("hround", None), ("retrieval", 1))
 
 
 def simulate_reasoners(
     problems: list[dict], out_dir: Path, stem: str, seed: int, max_samples: int
 ) -> list[Path]:
     """Every simulated reasoner on one symbolic set: replies in ``out_dir/<stem>.<reasoner>.jsonl``, one sample
-    per problem for ``exact`` and ``retrieval``, ``max_samples`` for the depth-limited one (best-of-k)."""
+    per problem for ``exact`` and ``retrieval`` (deterministic), ``max_samples`` for ``depth`` and ``hround``
+    (best-of-k)."""
     paths = []
     for name, samples in SIMULATED_RUNS:
         out = Path(out_dir) / f"{stem}.{name}.jsonl"
-        evaluate(problems, Simulated(name, seed), out, samples if samples is not None else max_samples)
+        n = samples if samples is not None else max_samples
+        evaluate(problems, Simulated(name, seed), out, n, durable=False)
         paths.append(out)
     return paths
 

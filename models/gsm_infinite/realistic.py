@@ -868,8 +868,11 @@ def _parse_rhs(rhs: str) -> tuple[str, int | None, list[str]]:
     return "copy", None, [_parse_param(rhs)]
 
 
-def solve_realistic_text(prompt: str) -> int:
-    """Solve a generated problem from its TEXT only (forward evaluation or a linear equation in x)."""
+def _parse_problem(prompt: str) -> dict:
+    """The prompt's text as: ``defs`` {parameter: [(form, const, deps)]} (the observed value removed),
+    ``unknown`` (reverse mode's x, or None), ``observation`` ((parameter, value) or None), ``target`` (the
+    question's parameter), the notes' categories (``sum_cats`` {cat: place word}, ``prod_cats`` {cat: child})
+    and ``counts_at`` {place: [(type, count parameter)]} over every parameter the text mentions."""
     m_prob = re.search(r"^Problem: (.*)$", prompt, re.M)
     m_q = re.search(r"^Question: What is (.+)\?\s*$", prompt, re.M)
     if not m_prob or not m_q:
@@ -920,6 +923,67 @@ def solve_realistic_text(prompt: str) -> int:
             typ, place = name[len("number of ") :].split(" in ")
             counts_at.setdefault(place, []).append((typ, name))
 
+    return {
+        "defs": defs,
+        "unknown": unknown,
+        "observation": observation,
+        "target": _parse_param(m_q.group(1)),
+        "sum_cats": sum_cats,
+        "prod_cats": prod_cats,
+        "counts_at": counts_at,
+    }
+
+
+def count_ops_text(prompt: str) -> int:
+    """op recounted from the TEXT: the total in-degree of the parameters the answer needs. Those are the
+    question's parameter (forward) or the observed one (reverse) and everything its definition reads,
+    recursively; a sentence "X equals c" counts 1, "c plus/times Y" 2, "Y" 1, a sum or difference of j
+    parameters j; x (reverse) counts 1 (the constant it hides); an aggregate of a place counts one input per
+    parameter it sums (the counts mentioned for the place; for a product aggregate also the averages)."""
+    pp = _parse_problem(prompt)
+    defs, unknown, counts_at = pp["defs"], pp["unknown"], pp["counts_at"]
+    root = pp["target"] if unknown is None else pp["observation"][0] if pp["observation"] else None
+    if root is None:
+        raise ValueError("reverse problem without an observed value")
+    mentioned = set(defs) | {unknown} | {d for ds in defs.values() for _, _, deps in ds for d in deps}
+
+    def inputs(name: str) -> list[str | None]:
+        """The inputs of one parameter: other parameters, and None for a constant."""
+        if name == unknown:
+            return [None]
+        if name in defs:
+            _, const, deps = defs[name][0]
+            return list(deps) + ([None] if const is not None else [])
+        if name.startswith("total number of "):
+            cat, place = name[len("total number of ") :].split(" in ")
+            items = sorted(counts_at.get(place, []))
+            if cat in pp["sum_cats"]:
+                return [n for _, n in items]
+            if cat in pp["prod_cats"]:
+                child = pp["prod_cats"][cat]
+                avgs = [f"average number of {child} per {t} in {place}" for t, _ in items]
+                return [n for _, n in items] + [a for a in avgs if a in mentioned]
+            raise ValueError(f"no note defines {name!r}")
+        raise ValueError(f"{name!r} is needed but never defined")
+
+    total, seen, stack = 0, set(), [root]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        ins = inputs(name)
+        total += len(ins)
+        stack += [x for x in ins if x is not None]
+    return total
+
+
+def solve_realistic_text(prompt: str) -> int:
+    """Solve a generated problem from its TEXT only (forward evaluation or a linear equation in x)."""
+    pp = _parse_problem(prompt)
+    defs, unknown, observation, counts_at = pp["defs"], pp["unknown"], pp["observation"], pp["counts_at"]
+    sum_cats, prod_cats = pp["sum_cats"], pp["prod_cats"]
+
     memo: dict[str, tuple[int, int]] = {}
     visiting: set[str] = set()
 
@@ -953,7 +1017,7 @@ def solve_realistic_text(prompt: str) -> int:
         memo[name] = res
         return res
 
-    target = _parse_param(m_q.group(1))
+    target = pp["target"]
     try:
         if unknown is None:
             a, b = val(target)

@@ -16,6 +16,7 @@ randint / shuffle draw, without their per-call overhead):
    from the core).
 5. All statements are shuffled into the context.
 
+``count_ops_text`` recounts op from the text (the statements a full derivation applies).
 ``solve_symbolic_text`` is the generator's oracle: it reads only the prompt text, propagates values from the
 assigned constants through the statements, and returns the derivable variables equal to the queried value.
 """
@@ -208,6 +209,14 @@ def propagate(constants: dict[str, int], relations: list[tuple[str, str, int]], 
                     nxt.append(child)
         frontier, depth = nxt, depth + 1
     return values
+
+
+def count_ops_text(prompt: str) -> int:
+    """op recounted from the prompt TEXT: the statements a full derivation applies, i.e. the assigned constants
+    plus every relation whose source is derivable (one statement per derivable variable). The noise tree's root
+    is never assigned, so none of its statements counts."""
+    constants, relations, _ = parse_symbolic(prompt)
+    return len(propagate(constants, relations))
 
 
 def solve_symbolic_text(prompt: str) -> list[str]:

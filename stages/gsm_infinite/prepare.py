@@ -1,5 +1,5 @@
 """One JSONL file per (subset, context): n_per_op problems per op without noise, n_noisy per noisy op at each
-context target (models/gsm_infinite/generate.py)."""
+context target (n_noisy_symbolic for the symbolic subset) (models/gsm_infinite/generate.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ def run(ctx: StageContext) -> None:
     counts = {}
     for subset in pp.subsets:
         ops = pp.symbolic_ops if subset == "symbolic" else pp.realistic_ops
-        plan = [(0, ops, pp.n_per_op)] + [(c, pp.noisy_ops, pp.n_noisy) for c in pp.contexts]
+        noisy = pp.n_noisy_symbolic if subset == "symbolic" else pp.n_noisy
+        plan = [(0, ops, pp.n_per_op)] + [(c, pp.noisy_ops, noisy) for c in pp.contexts]
         for context, op_list, n in plan:
             name = f"{subset}_c{context}.jsonl"
             counts[name] = ctx.write_jsonl(name, problem_set(subset, list(op_list), context, n, ctx.seed))

@@ -1,5 +1,6 @@
-"""gsm_infinite's analysis (models/gsm_infinite/checks.py): the oracle and op checks catch a tampered problem,
-the length deviations, and the fits recover a planted sigmoid and a planted best-of-k scaling."""
+"""gsm_infinite's analysis (models/gsm_infinite/checks.py): the oracle and op checks catch a tampered problem
+(op recounted from its text), the length deviations, the planted fits recover their planted values exactly from
+exact inputs, and the retrieval summary takes the worst noisy cell."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import pytest
 from models.gsm_infinite.checks import (
     check_problems,
     check_summary,
+    depth_fits,
     length_summary,
-    reasoner_fits,
+    retrieval_summary,
     score_replies,
     sigmoid_curve,
 )
 from models.gsm_infinite.generate import problem_set
-from models.gsm_infinite.scoring import sigmoid
 
 
 def test_checks_count_a_tampered_answer_and_a_wrong_op():
@@ -26,11 +27,12 @@ def test_checks_count_a_tampered_answer_and_a_wrong_op():
         problem_set("medium", [4], 0, 2, seed=2)
     )
     problems[0]["answer"] = ["V000000"]  # not what the text gives
-    problems[3]["op"] = 6  # the graph has 5
+    problems[3]["op"] = 6  # the recorded op; the set asked for 5
+    problems[1]["id"] = problems[1]["id"].replace("-op3-", "-op4-")  # asked for 4: its text derives 3
     problems[4].update(context=100, context_tokens=110)  # a noisy prompt 10 % over its target
     checks, lengths = check_problems(problems)
     s = check_summary(pd.DataFrame(checks))
-    assert (s["problems"], s["disagreements"], s["wrong_op"]) == (6, 1, 1)
+    assert (s["problems"], s["disagreements"], s["wrong_op"], s["wrong_op_text"]) == (6, 1, 2, 1)
     assert s["by_subset"] == {"medium": 2, "symbolic": 4} and s["missing_subsets"] == ["hard"]
     ls = length_summary(pd.DataFrame(lengths))
     assert ls["prompts"] == 1 and ls["contexts"] == [100] and ls["max_rel_dev"] == pytest.approx(0.1)
@@ -39,32 +41,67 @@ def test_checks_count_a_tampered_answer_and_a_wrong_op():
     )
 
 
-def test_fits_recover_a_planted_sigmoid_and_best_of_k_scaling():
-    ops = np.arange(2, 31, 2)
-    acc = sigmoid(ops, 0.5, 14.0)
+def test_depth_fits_recover_the_planted_curve_and_its_best_of_k_aucs():
+    from models.gsm_infinite.reasoners import LOC, SCALE, expected_pass_at_k, planted_accuracy
+
+    ops = np.arange(2, 41, 2)
+    p = planted_accuracy(ops)
     rows = [
         {
             "reasoner": "depth",
             "set": "symbolic_c0.depth",
             "op": o,
+            "samples": 4,
             "accuracy": a,
-            "pass@1": a,
-            "pass@2": 1 - (1 - a) ** 2,
+            "pass@1": expected_pass_at_k(a, 4, 1),
+            "pass@2": expected_pass_at_k(a, 4, 2),
+            "pass@4": expected_pass_at_k(a, 4, 4),
         }
-        for o, a in zip(ops, acc, strict=True)
+        for o, a in zip(ops, p, strict=True)
     ]
-    rows += [{"reasoner": "exact", "set": "symbolic_c0.exact", "op": o, "accuracy": 1.0} for o in ops]
-    rows += [
-        {"reasoner": "retrieval", "set": "symbolic_c0.retrieval", "op": o, "accuracy": float(o < 10)}
-        for o in ops
-    ]
-    fits = reasoner_fits(pd.DataFrame(rows))
-    assert fits["sigmoid"]["r2"] == pytest.approx(1.0) and fits["sigmoid"]["op50"] == pytest.approx(14.0)
-    assert fits["ks"] == [1, 2] and fits["aucs"][1] > fits["aucs"][0] and fits["line"]["slope"] > 0
-    assert (fits["exact_acc_op_ge_10"], fits["retrieval_acc_op_ge_10"]) == (1.0, 0.0)
+    fits = depth_fits(pd.DataFrame(rows))
+    assert fits["sigmoid"]["op50"] == pytest.approx(LOC) and fits["sigmoid"]["k"] == pytest.approx(1 / SCALE)
+    assert max(fits["rel_err"].values()) < 1e-6 and max(fits["auc_rel_err"]) < 1e-9
+    assert fits["ks"] == [1, 2, 4] and fits["slope_rel_err"] < 1e-9 and fits["line"]["slope"] > 0
     curve = sigmoid_curve(fits["sigmoid"], *fits["ops"], points=5)
-    assert list(curve["op"]) == [2.0, 9.0, 16.0, 23.0, 30.0]
-    assert curve["accuracy"][0] > 0.99 and curve["accuracy"][-1] < 0.01
+    assert list(curve["op"]) == [2.0, 11.5, 21.0, 30.5, 40.0]
+    assert curve["accuracy"][0] > 0.98 and curve["accuracy"][-1] < 0.01
+
+
+def test_retrieval_summary_takes_the_worst_noisy_cell_and_the_anchor_share():
+    problems = pd.DataFrame(
+        [
+            {
+                "set": s,
+                "id": f"{s}-{op}-{i}",
+                "op": op,
+                "context": c,
+                "anchored": i == 0,
+                "hround_expected": 1.0,
+            }
+            for s, c in (("symbolic_c0", 0), ("symbolic_c8000", 8000))
+            for op in (6, 10, 14)
+            for i in range(4)
+        ]
+    )
+    retrieval = problems[["set", "id"]].assign(
+        correct=[True] * 12 + [i == 0 for i in range(4)] * 2 + [True, True, False, False]
+    )
+    acc = pd.DataFrame(
+        [
+            {"reasoner": "exact", "set": f"{s}.exact", "op": op, "accuracy": 1.0}
+            for s in ("symbolic_c0", "symbolic_c8000")
+            for op in (6, 10, 14)
+        ]
+    )
+    r = retrieval_summary(acc, problems, retrieval)
+    assert [(c["op"], c["accuracy"]) for c in r["gated"]] == [(10, 0.25), (14, 0.5)]
+    assert (
+        r["worst"]["op"] == 14
+        and r["worst"]["anchored"] == 0.25
+        and r["worst"]["acc_other"] == pytest.approx(1 / 3)
+    )
+    assert len(r["cells"]) == 6 and r["gated"][0]["acc_anchored"] == 1.0
 
 
 def test_score_replies_gives_accuracy_and_pass_at_k_per_op():

@@ -32,13 +32,23 @@ def test_smoke_pipeline_checks_every_problem_and_scores_the_reasoners(smoke):
     ev = work / "data" / SLUG / "evaluated" / "main"
     checks = pd.read_csv(ev / "checks.csv")
     assert set(checks.subset) == {"symbolic", "medium", "hard"}
-    assert checks.agree.all() and (checks.op == checks.op_seen).all()
+    assert (
+        checks.agree.all()
+        and (checks.op == checks.op_text).all()
+        and (checks.op == checks.op_requested).all()
+    )
     acc = pd.read_csv(ev / "accuracy.csv")
-    assert set(acc.reasoner) == {"exact", "depth", "retrieval"}
+    assert set(acc.reasoner) == {"exact", "depth", "hround", "retrieval"}
     assert (acc[acc.reasoner == "exact"].accuracy == 1.0).all()
     claims = json.loads((work / "reports" / SLUG / "claims.json").read_text())["claims"]
     assert set(claims) == IDS
     assert claims["solver_agreement"]["value"] == 0 and claims["op_exact"]["value"] == 0
+    assert {c: claims[c]["kind"] for c in ("op_exact", "sigmoid_decline", "retrieval_fails")} == {
+        "op_exact": "invariant",
+        "sigmoid_decline": "simulated",
+        "retrieval_fails": "result",
+    }
+    assert "No LLM result of the paper is reproduced here" in readme and "--endpoint" in readme
     assert "figures/symbolic_reasoners.png" in readme
 
 
