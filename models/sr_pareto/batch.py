@@ -49,96 +49,142 @@ def decompose(e: Expr) -> tuple[Expr, tuple[int, ...], tuple[str, ...], tuple[in
     return walk(e), tuple(ops), tuple(kinds), tuple(feats)
 
 
+def _op(op: int, x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    if op == 0:
+        return np.power(np.abs(x), z)
+    if op == 1:
+        return x * z
+    if op == 2:
+        return x + z
+    if op == 3:
+        return x - z
+    return x / z
+
+
 def _apply(code: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row b of the result is op_b(a_b, b_b); ``code`` holds one operator code per row."""
-    a, b = np.broadcast_arrays(a, b)
-    out = np.empty(a.shape)
-    for op in set(code.tolist()):
+    """Row b of the result is op_b(a_b, b_b); ``code`` holds one operator code per row. ``a`` and ``b`` have one
+    row per member and n or 1 columns (a constant leaf is one column, broadcast)."""
+    present = np.flatnonzero(np.bincount(code, minlength=len(OP_CODES)))
+    if present.size == 1:
+        return _op(int(present[0]), a, b)
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    for op in present.tolist():
         m = code == op
-        x, z = a[m], b[m]
-        if op == 0:
-            out[m] = np.power(np.abs(x), z)
-        elif op == 1:
-            out[m] = x * z
-        elif op == 2:
-            out[m] = x + z
-        elif op == 3:
-            out[m] = x - z
-        else:
-            out[m] = x / z
+        out[m] = _op(op, a[m], b[m])
     return out
 
 
 class Group:
-    """Members sharing a shape and leaf kinds; ``evaluate(c, rows)`` gives predictions (rows x n)."""
+    """Members sharing a shape and leaf kinds; ``evaluate(c, rows)`` gives predictions (rows x n).
+
+    A subtree without constant leaves does not change with the constants, so its values for every member are
+    computed once (on first use) and reused by every later evaluation: the Levenberg-Marquardt loop evaluates
+    a group 2k + 2 times per iteration, and only the paths from the constants to the root change."""
 
     def __init__(
         self, shape: Expr, kinds: tuple[str, ...], ops: np.ndarray, feats: np.ndarray, X: np.ndarray
     ):
         self.shape, self.kinds, self.ops, self.feats, self.X = shape, kinds, ops, feats, X
         self.k = kinds.count("c")
+        # the tree in preorder: ("x", feature column) | ("c", constant index) | ("o", op column, left, right,
+        # whether the subtree holds a constant); indices into this list
+        self.plan: list[tuple] = []
+        counters = {"op": 0, "x": 0, "c": 0}
+        leaf_kinds = iter(kinds)
+
+        def build(node: Expr) -> tuple[int, bool]:
+            i = len(self.plan)
+            self.plan.append(())
+            if node[0] == "l":
+                kind = next(leaf_kinds)
+                self.plan[i] = (kind, counters[kind])
+                counters[kind] += 1
+                return i, kind == "c"
+            col = counters["op"]
+            counters["op"] += 1
+            left, lc = build(node[1])
+            right, rc = build(node[2])
+            self.plan[i] = ("o", col, left, right, lc or rc)
+            return i, lc or rc
+
+        build(shape)
+        self._fixed: dict[int, np.ndarray] = {}
+
+    def _value(self, i: int, c: np.ndarray | None, rows: np.ndarray | None) -> np.ndarray:
+        """Node i's values for the members ``rows`` (all members when None) with constants ``c``."""
+        node = self.plan[i]
+        if node[0] == "x":
+            f = self.feats[:, node[1]] if rows is None else self.feats[rows, node[1]]
+            return self.X[f]
+        if node[0] == "c":
+            return c[:, node[1], None]
+        if not node[4]:  # constant-free: every member's values, once
+            if i not in self._fixed:
+                self._fixed[i] = _apply(
+                    self.ops[:, node[1]], self._value(node[2], None, None), self._value(node[3], None, None)
+                )
+            return self._fixed[i] if rows is None else self._fixed[i][rows]
+        code = self.ops[rows, node[1]]
+        return _apply(code, self._value(node[2], c, rows), self._value(node[3], c, rows))
 
     def evaluate(self, c: np.ndarray, rows: np.ndarray) -> np.ndarray:
         n = self.X.shape[1]
-        ops, feats = self.ops[rows], self.feats[rows]
-        counters = {"op": 0, "leaf": 0, "x": 0, "c": 0}
-
-        def walk(node: Expr) -> np.ndarray:
-            if node[0] == "l":
-                kind = self.kinds[counters["leaf"]]
-                counters["leaf"] += 1
-                if kind == "x":
-                    j = counters["x"]
-                    counters["x"] += 1
-                    return self.X[feats[:, j]]
-                j = counters["c"]
-                counters["c"] += 1
-                return np.broadcast_to(c[:, j, None], (len(rows), n))
-            code = ops[:, counters["op"]]
-            counters["op"] += 1
-            a = walk(node[1])
-            b = walk(node[2])
-            return _apply(code, a, b)
-
         with np.errstate(all="ignore"):
-            return np.broadcast_to(walk(self.shape), (len(rows), n))
+            return np.broadcast_to(self._value(0, c, rows), (len(rows), n))
 
 
-def _sse(g: Group, c: np.ndarray, rows: np.ndarray, y: np.ndarray) -> np.ndarray:
-    r = y - g.evaluate(c, rows)
+def _sse(g: Group, c: np.ndarray, rows: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(SSE per member, inf where not finite; the predictions)."""
+    pred = g.evaluate(c, rows)
+    r = y - pred
     with np.errstate(all="ignore"):
         s = np.einsum("bn,bn->b", r, r)
-    return np.where(np.isfinite(s), s, np.inf)
+    return np.where(np.isfinite(s), s, np.inf), pred
 
 
 def levenberg_marquardt(g: Group, rows: np.ndarray, c0: np.ndarray, y: np.ndarray, iters: int = 60):
     """Batched LM over the members ``rows``: (constants, iterations per member). A member stops when a step gains
-    less than 1e-12 of its SSE or its damping exceeds 1e10; each iteration works on the active members only."""
+    less than 1e-12 of its SSE or its damping exceeds 1e10; each iteration works on the active members only.
+    A rejected step leaves a member where it was, so its J^T J and J^T r are kept, not recomputed (only the
+    damping changes): the same iterates as recomputing them, at one evaluation per rejected step instead of
+    2k + 2; an accepted step's predictions are kept as the next point's base (2k + 1 evaluations per accepted
+    step)."""
     c = c0.copy()
     B, k = c.shape
     n = y.shape[0]
-    sse = _sse(g, c, rows, y)
+    sse, pred = _sse(g, c, rows, y)
+    pred = np.array(pred)  # each member's predictions at its current constants
     lam = np.full(B, 1e-3)
     nit = np.zeros(B, dtype=int)
     active = np.flatnonzero(np.isfinite(sse))
     eye = np.eye(k)
+    JtJ_all, Jtr_all = np.zeros((B, k, k)), np.zeros((B, k))
+    ok_all, fresh = np.zeros(B, dtype=bool), np.zeros(B, dtype=bool)
     for _ in range(iters):
         if active.size == 0:
             break
+        need = active[~fresh[active]]
+        if need.size:
+            cn, rn = c[need], rows[need]
+            base = pred[need]
+            J = np.empty((need.size, n, k))
+            with np.errstate(all="ignore"):
+                for j in range(k):
+                    h = 1e-6 * np.maximum(1.0, np.abs(cn[:, j]))
+                    cp, cm = cn.copy(), cn.copy()
+                    cp[:, j] += h
+                    cm[:, j] -= h
+                    J[:, :, j] = (g.evaluate(cp, rn) - g.evaluate(cm, rn)) / (2 * h[:, None])
+                r = y - base
+                JtJ_all[need] = np.einsum("bnk,bnl->bkl", J, J)
+                Jtr_all[need] = np.einsum("bnk,bn->bk", J, r)
+            ok_all[need] = np.isfinite(JtJ_all[need]).all(axis=(1, 2)) & np.isfinite(Jtr_all[need]).all(
+                axis=1
+            )
+            fresh[need] = True
         ca, ra = c[active], rows[active]
-        base = g.evaluate(ca, ra)
-        J = np.empty((active.size, n, k))
+        JtJ, Jtr, ok = JtJ_all[active], Jtr_all[active], ok_all[active]
         with np.errstate(all="ignore"):
-            for j in range(k):
-                h = 1e-6 * np.maximum(1.0, np.abs(ca[:, j]))
-                cp, cm = ca.copy(), ca.copy()
-                cp[:, j] += h
-                cm[:, j] -= h
-                J[:, :, j] = (g.evaluate(cp, ra) - g.evaluate(cm, ra)) / (2 * h[:, None])
-            r = y - base
-            JtJ = np.einsum("bnk,bnl->bkl", J, J)
-            Jtr = np.einsum("bnk,bn->bk", J, r)
-            ok = np.isfinite(JtJ).all(axis=(1, 2)) & np.isfinite(Jtr).all(axis=1)
             A = JtJ + lam[active, None, None] * (
                 eye * np.diagonal(JtJ, axis1=1, axis2=2)[:, :, None] + 1e-12 * eye
             )
@@ -146,13 +192,15 @@ def levenberg_marquardt(g: Group, rows: np.ndarray, c0: np.ndarray, y: np.ndarra
         Jtr[~ok] = 0.0
         step = np.einsum("bkl,bl->bk", np.linalg.pinv(A), Jtr)
         trial = ca + step
-        new = _sse(g, trial, ra, y)
+        new, trial_pred = _sse(g, trial, ra, y)
         old = sse[active]
         better = ok & (new < old)
         gain = np.zeros(active.size)
         gain[better] = (old[better] - new[better]) / np.maximum(old[better], 1e-300)
         c[active[better]] = trial[better]
         sse[active[better]] = new[better]
+        pred[active[better]] = trial_pred[better]
+        fresh[active[better]] = False
         nit[active] += 1
         lam[active] = np.where(better, lam[active] / 3.0, lam[active] * 4.0)
         done = ~ok | (better & (gain < 1e-12)) | (lam[active] > 1e10)

@@ -7,8 +7,8 @@ search z-scores y, so a planted form must absorb an affine map of y):
 - ``planted_len3``: y = x0 - x1 with sample corr(x0, x1) = 1/2 exactly, so var(y) = 1, mean 0: ``Sub(x0,x1)``;
 - ``planted_len5``: y = x0 x1 with x0, x1 exactly orthogonal, so mean(y) = 0 and y_z = c x0 x1:
   ``Mul(Mul(x0,x1),c)``;
-- ``planted_len7_chain``: y = 1.7 x0 x1 + 0.3: ``Add(Mul(Mul(x0,x1),c),c)``, c0 a b + c1, the shape a Karva head
-  of length 3 cannot encode;
+- ``planted_len7_chain``: y = 1.7 x0 x1 + 0.3 with corr(x0, x1) = 0.8 exactly: ``Add(Mul(Mul(x0,x1),c),c)``,
+  c0 a b + c1, the shape a Karva head of length 3 cannot encode;
 - ``planted_len7_pow``: y = 0.8 |x0|^x1 - 0.5: ``Add(Mul(Pow(x0,x1),c),c)`` (also out of Karva L = 3's reach);
 - ``planted_len7_sum``: y = 1.3 x0 - 0.6 x1: ``Add(Mul(c,x0),Mul(c,x1))`` (the balanced shape Karva L = 3 reaches);
 - ``*_noisy``: the same plus Gaussian noise of 10% of y's standard deviation.
@@ -65,7 +65,12 @@ def _len5(rng, n):
 
 
 def _chain(rng, n):
-    X = _standard(rng, n, 2)
+    """Sample correlation 0.8 exactly: with independent features sd(x0 x1) is close to 1, so y_z ~ x0 x1 - mean
+    and Karva L = 3's scale-free balanced forms (e.g. Mul(Sub(x0,c),Sub(x1,c))) come within 3e-4 of R^2 = 1;
+    with rho = 0.8, sd(x0 x1) = sqrt(1 + rho^2) and the required scale 1 / (1.7 sd) is far from 1."""
+    Q = _orthonormal(rng, n, 2)
+    rho = 0.8
+    X = np.stack([Q[:, 0], rho * Q[:, 0] + np.sqrt(1 - rho**2) * Q[:, 1]], axis=1)
     return X, 1.7 * X[:, 0] * X[:, 1] + 0.3
 
 

@@ -89,11 +89,11 @@ INVALID = Fit(math.nan, math.nan, (), 0)
 
 
 def _mse(f, c, X, y) -> float:
+    """mean((y - f(c, X))^2), inf when not finite (a prediction that is NaN or infinite anywhere makes the mean
+    NaN or infinite: one pass, no separate check)."""
     with np.errstate(all="ignore"):
-        pred = np.broadcast_to(f(c, X), y.shape)
-        if not np.all(np.isfinite(pred)):
-            return math.inf
-        return float(np.mean((y - pred) ** 2))
+        m = float(np.mean((y - f(c, X)) ** 2))
+    return m if math.isfinite(m) else math.inf
 
 
 def _result(f, c, X, y, nit: int) -> Fit:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .fit import OPTIMIZERS, Fit, compile_expr, fit_protocol, refine
-from .grammar import Expr, enumerate_full, enumerate_karva, length, show
+from .grammar import OPS, Expr, enumerate_full, enumerate_karva, length, show
 
 COLUMNS = ["EquationLength", "EquationStructure", "EquationParameters", "NumericalIterations", "MSE", "R2"]
 
@@ -32,12 +32,15 @@ def standardize(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, f
     return Xs.T.copy(), (y - y.mean()) / y.std(), float(y.var())
 
 
-def expressions(n_features: int, max_length: int, enumeration: str = "full") -> list[Expr]:
-    """``full``: every tree; ``karva3`` / ``karva4``: the official Karva space with head length 3 / 4."""
+def expressions(
+    n_features: int, max_length: int, enumeration: str = "full", ops: tuple[str, ...] = OPS
+) -> list[Expr]:
+    """``full``: every tree; ``karva3`` / ``karva4``: the official Karva space with head length 3 / 4 (its
+    expressions up to ``max_length``); ``ops`` restricts the operators (a smaller grammar for tests)."""
     if enumeration == "full":
-        by_len = enumerate_full(n_features, max_length)
+        by_len = enumerate_full(n_features, max_length, ops)
     elif enumeration.startswith("karva"):
-        by_len = enumerate_karva(n_features, int(enumeration[5:]))
+        by_len = enumerate_karva(n_features, int(enumeration[5:]), ops)
     else:
         raise ValueError(f"unknown enumeration {enumeration!r}")
     return [e for n, es in sorted(by_len.items()) if n <= max_length for e in es]

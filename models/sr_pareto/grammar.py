@@ -71,8 +71,9 @@ def leaves(n_features: int) -> list[Expr]:
     return [("x", i) for i in range(n_features)] + [C]
 
 
-def enumerate_full(n_features: int, max_length: int) -> dict[int, list[Expr]]:
-    """Every canonical expression by length (odd lengths 1..max_length), each exactly once."""
+def enumerate_full(n_features: int, max_length: int, ops: tuple[str, ...] = OPS) -> dict[int, list[Expr]]:
+    """Every canonical expression by length (odd lengths 1..max_length), each exactly once; ``ops`` restricts
+    the operators (a smaller grammar for tests)."""
     by_len: dict[int, list[Expr]] = {1: leaves(n_features)}
     seen = set(by_len[1])
     for n in range(3, max_length + 1, 2):
@@ -81,7 +82,7 @@ def enumerate_full(n_features: int, max_length: int) -> dict[int, list[Expr]]:
             j = n - 1 - i
             for a in by_len[i]:
                 for b in by_len[j]:
-                    for op in OPS:
+                    for op in ops:
                         if op in COMMUTATIVE and i > j:
                             continue  # the mirrored pair is produced with i < j (or sorted when i == j)
                         e = make(op, a, b)
@@ -110,9 +111,9 @@ def decode_karva(head: tuple[str, ...]) -> Expr:
     return build(nodes[0])
 
 
-def karva_structures(head_length: int) -> list[Expr]:
+def karva_structures(head_length: int, ops: tuple[str, ...] = OPS) -> list[Expr]:
     """Distinct canonical structures (leaves R) of Karva k-expressions with this head length."""
-    out = {canonical(decode_karva(h)) for h in itertools.product(OPS + ("R",), repeat=head_length)}
+    out = {canonical(decode_karva(h)) for h in itertools.product(tuple(ops) + ("R",), repeat=head_length)}
     return sorted(out, key=key)
 
 
@@ -131,10 +132,11 @@ def n_leaves(e: Expr) -> int:
     return 1 if len(e) < 3 else n_leaves(e[1]) + n_leaves(e[2])
 
 
-def enumerate_karva(n_features: int, head_length: int) -> dict[int, list[Expr]]:
-    """The official search space (canonicalised), by the length each expression collapses to."""
+def enumerate_karva(n_features: int, head_length: int, ops: tuple[str, ...] = OPS) -> dict[int, list[Expr]]:
+    """The official search space (canonicalised), by the length each expression collapses to; ``ops`` restricts
+    the head's operators (a smaller grammar for tests)."""
     seen: set[Expr] = set()
-    for s in karva_structures(head_length):
+    for s in karva_structures(head_length, ops):
         for choice in itertools.product(leaves(n_features), repeat=n_leaves(s)):
             seen.add(assign(s, choice))
     by_len: dict[int, list[Expr]] = {}
@@ -149,7 +151,7 @@ def n_constants(e: Expr) -> int:
     return 0 if len(e) < 3 else n_constants(e[1]) + n_constants(e[2])
 
 
-def count_official_style(n_features: int, head_length: int) -> int:
+def count_official_style(n_features: int, head_length: int, ops: tuple[str, ...] = OPS) -> int:
     """The official generator's expression count: structures de-duplicated, leaf assignments not (Add(x0,x1)
     and Add(x1,x0) both counted), constant-only nodes collapsed."""
 
@@ -160,7 +162,7 @@ def count_official_style(n_features: int, head_length: int) -> int:
         return C if a == C and b == C else (s[0], a, b)
 
     seen = set()
-    for s in karva_structures(head_length):
+    for s in karva_structures(head_length, ops):
         for choice in itertools.product(leaves(n_features), repeat=n_leaves(s)):
             seen.add(fill(s, iter(choice)))
     return len(seen)

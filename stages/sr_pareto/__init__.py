@@ -10,9 +10,10 @@ any SR method's expression of that length must respect.
 
 Stages (one module each): prepare (planted, Friedman and diabetes sets, or PMLB files) -> validate (GX: finite,
 no constant column, enough rows for the longest expression's constants) -> train (every expression of every data
-set: the fast path over all trees; the paper's BFGS protocol; the eight optimisers on a small space;
-models/sr_pareto/search.py) -> evaluate (fronts: all trees vs the official Karva L = 3 space; gplearn's
-population against the front; search-space counts; every number the claims and tables need in summary.json) ->
+set: the fast path over all trees; the paper's BFGS protocol; the official Karva space fitted on its own; the
+eight optimisers on a length-7 candidate set; models/sr_pareto/search.py) -> evaluate (fronts: all trees vs the
+official Karva L = 3 space; gplearn's population against the front; search-space counts; every number the claims
+and tables need in summary.json) ->
 report (claims in report.py, prose in report.md).
 """
 
@@ -23,6 +24,7 @@ from typing import Literal
 
 from icml25.registry import Paper
 
+OPERATORS = ("Pow", "Mul", "Add", "Sub", "Div")  # models.sr_pareto.grammar.OPS
 BUILTIN = (
     "planted_len3",
     "planted_len5",
@@ -47,6 +49,8 @@ class Prepare:
     pmlb_root: str = "pmlb"  # relative to data/sr_pareto/input/
     pmlb_names: tuple[str, ...] = ()
     max_length: int = field(default=7, metadata={"ge": 1, "le": 9})
+    # the grammar's binary operators (the paper's five; fewer make a small grammar for the smoke profile)
+    operators: tuple[str, ...] = field(default=OPERATORS, metadata={"choices": OPERATORS})
 
 
 @dataclass(frozen=True)
@@ -54,13 +58,25 @@ class Train:
     n_jobs: int = field(default=2, metadata={"ge": 1})
     refine_top: int = field(default=25, metadata={"ge": 0})
     protocol_max_length: int = field(default=5, metadata={"ge": 1, "le": 9})
-    optimizers_max_length: int = field(default=5, metadata={"ge": 1, "le": 9})
-    optimizer_datasets: tuple[str, ...] = ("planted_len5_noisy", "friedman1", "friedman2")
+    # the official Karva space fitted on its own (BFGS protocol, and the fast path on the same expressions)
+    karva_head: int = field(default=3, metadata={"ge": 1, "le": 4})
+    karva_datasets: tuple[str, ...] = (
+        "planted_len7_chain",
+        "planted_len7_pow",
+        "planted_len7_sum",
+        "friedman1",
+        "friedman2",
+        "friedman3",
+    )
+    # the eight scipy optimisers on one candidate set of this length (search.optimizer_candidates)
+    optimizer_length: int = field(default=7, metadata={"ge": 1, "le": 9})
+    optimizer_top: int = field(default=25, metadata={"ge": 0})
+    optimizer_sample: int = field(default=50, metadata={"ge": 0})
+    optimizer_datasets: tuple[str, ...] = ("friedman1", "friedman2", "friedman3")
 
 
 @dataclass(frozen=True)
 class Evaluate:
-    karva_head: int = field(default=3, metadata={"ge": 1, "le": 4})
     gplearn_population: int = field(default=500, metadata={"ge": 10})
     gplearn_generations: int = field(default=10, metadata={"ge": 1})
     count_features: tuple[int, ...] = field(default=(1, 2, 3), metadata={"ge": 1, "le": 5})

@@ -1,6 +1,6 @@
 """Builtin sets (planted with the seed, Friedman 1-3 on a fixed feature subset, diabetes on bmi/bp/s5) or PMLB
-files from ``pmlb_root`` (a folder inside data/sr_pareto/input/); one CSV per data set (features, ``target``) and meta.json (the maximum length, each
-set's rows, features and planted expression)."""
+files from ``pmlb_root`` (a folder inside data/sr_pareto/input/); one CSV per data set (features, ``target``) and
+meta.json (the maximum length, the grammar's operators, each set's rows, features and planted expression)."""
 
 from __future__ import annotations
 
@@ -38,5 +38,7 @@ def run(ctx: StageContext) -> None:
                 "planted": data.planted_info(name),
             }
         )
-    ctx.write_json("meta.json", {"max_length": p.max_length, "datasets": sets})
+    ctx.write_json(
+        "meta.json", {"max_length": p.max_length, "operators": list(p.operators), "datasets": sets}
+    )
     ctx.log.info("%d data sets, lengths up to %d", len(sets), p.max_length)

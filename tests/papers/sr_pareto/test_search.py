@@ -110,8 +110,13 @@ def len3():
     return X, y
 
 
-def test_planted_expression_is_found_at_its_length(len3):
-    rows = apo_front(*len3, max_length=5)
+@pytest.fixture(scope="module")
+def front5(len3):
+    return apo_front(*len3, max_length=5)
+
+
+def test_planted_expression_is_found_at_its_length(front5):
+    rows = front5
     by_len = {r["EquationLength"]: r for r in rows}
     assert by_len[3]["EquationStructure"] == "Sub(xdata[0],xdata[1])"
     assert by_len[3]["R2"] >= 1 - 1e-8
@@ -119,8 +124,8 @@ def test_planted_expression_is_found_at_its_length(len3):
     assert [r["EquationLength"] for r in rows] == [1, 3, 5]
 
 
-def test_fronts_are_equal_across_runs(len3):
-    assert apo_front(*len3, max_length=5) == apo_front(*len3, max_length=5)
+def test_fronts_are_equal_across_runs(len3, front5):
+    assert apo_front(*len3, max_length=5) == front5
     assert apo_front(*len3, max_length=3, optimizer="BFGS") == apo_front(
         *len3, max_length=3, optimizer="BFGS"
     )
@@ -145,3 +150,63 @@ def test_fast_path_is_exact_where_linear_and_never_below_bfgs_there(len3):
         bfgs = fit_protocol(e, Xt, yz)
         assert f.r2 >= bfgs.r2 - 1e-9, show(e)
         assert f.nit == 0 and length(e) <= 5
+
+
+def test_planted_sets_declare_whether_karva_reaches_them():
+    """The evaluate stage takes each planted set's reachability by Karva L = 3 from its declaration (so that a
+    broken Karva enumeration cannot move it): the declaration must match the enumeration."""
+    from models.sr_pareto.data import PLANTED, planted_info
+    from models.sr_pareto.evaluation import karva_space
+
+    space = karva_space(2, 3)
+    for name, (_, plant) in PLANTED.items():
+        assert planted_info(name)["karva3"] == (plant.expression in space), name
+    assert {n for n, (_, p) in PLANTED.items() if not p.karva3} == {"planted_len7_chain", "planted_len7_pow"}
+    X = planted("planted_len7_chain", 50, 3)[["x0", "x1"]].to_numpy()
+    assert np.corrcoef(X.T)[0, 1] == pytest.approx(0.8, abs=1e-12)
+
+
+def test_optimizer_candidates_are_the_best_and_a_seeded_sample():
+    from models.sr_pareto.fit import INVALID, Fit
+    from models.sr_pareto.search import optimizer_candidates
+
+    exprs = expressions(2, 5)
+    rng = np.random.default_rng(0)
+    fits = [Fit(float(r), 0.0, (), 0) if r > 0.1 else INVALID for r in rng.random(len(exprs))]
+    got = optimizer_candidates(exprs, fits, 5, top=10, sample=20, seed=1)
+    assert got == optimizer_candidates(exprs, fits, 5, top=10, sample=20, seed=1)
+    assert len(got) == 30 == len(set(got))
+    assert all(length(e) == 5 and n_constants(e) for e in got)
+    pool = [i for i, e in enumerate(exprs) if length(e) == 5 and n_constants(e)]
+    best = sorted((i for i in pool if not math.isnan(fits[i].r2)), key=lambda i: -fits[i].r2)[:10]
+    assert {exprs[i] for i in best} <= set(got)
+    assert got != optimizer_candidates(exprs, fits, 5, top=10, sample=20, seed=2)
+
+
+def test_batched_fits_do_not_depend_on_the_batch(len3):
+    """Levenberg-Marquardt keeps each member's J^T J across rejected steps and its predictions across accepted
+    ones: a member fitted in a group of many gets the same constants as fitted alone."""
+    Xt, yz, _ = standardize(*len3)
+    hard = [e for e in expressions(2, 5) if degree(e) > 1][::4]
+    together = fit_batched(hard, Xt, yz)
+    for e, f in zip(hard[::8], together[::8], strict=True):
+        alone = fit_batched([e], Xt, yz)[0]
+        assert (math.isnan(f.r2) and math.isnan(alone.r2)) or f == alone, show(e)
+
+
+def test_karva_space_is_fitted_on_its_own(len3):
+    """search.fit_karva: every Karva expression gets the protocol's fit (those the all-trees protocol already ran
+    are taken from it, and equal a fresh run), and the fast path's fits refined over the Karva space."""
+    from models.sr_pareto.search import fit_dataset
+
+    ops = ("Mul", "Add")
+    Xt, yz, _ = standardize(*len3)
+    res = fit_dataset(*len3, 7, 11284, 3, 3, karva_head=3, ops=ops)
+    space, prot = res["karva"]["protocol"]
+    assert space == expressions(2, 7, "karva3", ops) and len(space) == 183
+    assert res["karva"]["fitted"] == sum(length(e) > 3 for e in space)
+    for e, f in list(zip(space, prot, strict=True))[::20]:
+        assert f == fit_protocol(e, Xt, yz), show(e)
+    fast = dict(zip(res["exprs"], res["fast"], strict=True))
+    kspace, kfast = res["karva"]["fast"]
+    assert kspace == space and all(k.r2 >= fast[e].r2 - 1e-12 for e, k in zip(space, kfast, strict=True))
