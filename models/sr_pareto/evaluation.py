@@ -276,11 +276,15 @@ def summarize(comp, peer, opts) -> dict[str, Any]:
     if len(opts):
         per_opt = opts.groupby("optimizer", sort=False)
         means = per_opt.best_r2.mean()
+        # the gated spread is the worst case over data sets (a mean over sets could hide one set's gap)
+        by_set = opts.groupby("dataset", sort=False).best_r2.agg(lambda r: r.max() - r.min())
         out["optimizers"] = {
             "mean_best_r2": {str(k): float(v) for k, v in means.items()},
             "invalid": {str(k): int(v) for k, v in per_opt.invalid.sum().items()},
             "candidates": {str(k): int(v) for k, v in per_opt.candidates.sum().items()},
-            "spread": float(means.max() - means.min()),
+            "spread": float(by_set.max()),
+            "spread_by_dataset": {str(k): float(v) for k, v in by_set.items()},
+            "worst_dataset": str(by_set.idxmax()),
             "best": str(means.idxmax()),
             "worst": str(means.idxmin()),
             "length": int(opts.length.max()),
@@ -292,6 +296,8 @@ def summarize(comp, peer, opts) -> dict[str, Any]:
             "invalid": {},
             "candidates": {},
             "spread": math.nan,
+            "spread_by_dataset": {},
+            "worst_dataset": None,
             "best": None,
             "worst": None,
         }

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from models.sr_pareto.evaluation import summarize
 
@@ -81,6 +82,7 @@ def test_summary_numbers():
     assert [r["programs"] for r in s["peer_gap"]["by_dataset"]] == [1, 1]
     o = s["optimizers"]
     assert math.isclose(o["spread"], 0.2) and (o["best"], o["worst"]) == ("BFGS", "CG")
+    assert o["worst_dataset"] == "b" and set(o["spread_by_dataset"]) == {"b"}
     assert o["invalid"] == {"BFGS": 0, "CG": 3} and o["candidates"] == {"BFGS": 10, "CG": 10}
     assert o["length"] == 7
     # the fast path below the protocol: b at length 1 (all trees) and c at length 5 (the Karva space)
@@ -103,3 +105,24 @@ def test_no_karva_fit_and_empty_peer_and_optimizers_give_nan():
     assert math.isnan(s["karva_gap"]["min"]) and s["karva_gap"]["unreachable"] == []
     assert math.isnan(s["peer_gap"]["max"]) and s["peer_gap"]["programs"] == 0
     assert math.isnan(s["optimizers"]["spread"]) and s["optimizers"]["mean_best_r2"] == {}
+
+
+def test_optimizer_spread_is_the_worst_data_set_not_the_mean():
+    """Two optimisers that trade places on two data sets tie on the mean; the gated spread still sees 0.3."""
+    rows = [
+        ("a", "BFGS", 0.9),
+        ("a", "CG", 0.6),
+        ("b", "BFGS", 0.6),
+        ("b", "CG", 0.9),
+    ]
+    opts = pd.DataFrame(
+        [
+            {"dataset": d, "optimizer": o, "length": 7, "candidates": 10, "best_r2": r, "invalid": 0}
+            for d, o, r in rows
+        ]
+    )
+    o = summarize(comparison(), pd.DataFrame(columns=["dataset", "program", "length", "r2", "front"]), opts)[
+        "optimizers"
+    ]
+    assert math.isclose(o["mean_best_r2"]["BFGS"], o["mean_best_r2"]["CG"])
+    assert math.isclose(o["spread"], 0.3) and o["spread_by_dataset"] == pytest.approx({"a": 0.3, "b": 0.3})
