@@ -5,13 +5,16 @@
     result = train_ghost(fed, GhostConfig(), seed=0)
     evaluate(result.model, fed)          # accuracy on the server's test graph
 
-The paper's method is the default; ``GhostConfig(faithful_to_code=True)`` switches on the official code's
-behaviour in one go: the identity C2 of the client FGW term (``A_new // 2``), self-loops counted twice in the
-pseudo graphs, the effective weights lambda_r * 1e-11 (and lambda_n * 1e-11), stale gradients inside the
-criterion, and server labels balanced over *all* classes (also those a client never saw). The paper's reading:
-C2 = the kNN pseudo graph's adjacency, one self-loop, lambda_r as stated, Omega from the topology loss alone, and
-labels drawn in each client's own label proportions. In both modes the lambda_n term is a constant (see
-:mod:`.losses`).
+``GhostConfig()`` is the official code's behaviour; each of the five points where the code and the older
+"paper reading" differ is its own switch (:mod:`.config`): ``fgw_structure`` (C2 of the client FGW term: the
+identity left by ``A_new // 2``, or the kNN pseudo graph), ``self_loop_weight`` (2 in the code's pseudo graphs,
+or 1), ``r_scale``/``n_scale`` (the effective lambda_r = lambda_r * 1e-11, or lambda_r as given),
+``stale_omega`` (the criterion on top of the last step's gradient, or the topology loss alone) and
+``server_labels`` (balanced over all C classes, or each client's train-label proportions, which needs the
+histograms on the server). In every setting the lambda_n term is a constant (see :mod:`.losses`).
+
+What the server reads from each client: its generator G_k and its node count n_k (the number of proxy nodes
+the official code draws for it); with ``server_labels = client_proportions`` also its train-label histogram.
 """
 
 from __future__ import annotations
@@ -72,26 +75,43 @@ def _task(graph: Graph, train: torch.Tensor):
     return GraphTask(graph.x, normalized_adjacency(graph.edge_index, graph.num_nodes), graph.y, train)
 
 
-def train_proxies(fed: FederatedGraph, cfg: GhostConfig, seed: int) -> tuple[list[Generator], list[dict]]:
-    """Each client fits its generator G_k to its own graph (T_L full-batch epochs); returns them and the loss
-    history (mean over clients per epoch)."""
+def train_proxy_sets(
+    fed: FederatedGraph, cfg: GhostConfig, seed: int, structures: tuple[str, ...] = ("identity",)
+) -> tuple[dict[str, list[Generator]], dict[str, list[dict]]]:
+    """Each client fits its generator G_k to its own graph (T_L full-batch epochs), once per FGW structure in
+    ``structures``, all in one fit; every set starts from the same initial generators. Returns the generators
+    and the loss history (mean over clients per epoch) by structure."""
     from icml25.training import make_trainer
 
     from .lit import ProxyGenerators, ProxyTarget
 
     torch.manual_seed(seed)
-    gens = [
+    init = [
         Generator(fed.num_classes, fed.graph.num_features, cfg.noise_dim, cfg.gen_dropout)
         for _ in fed.clients
     ]
-    targets = []
-    for c in fed.clients:
-        tr = c.train_mask
-        a = dense_adjacency(c.graph.edge_index, c.graph.num_nodes)
-        targets.append(ProxyTarget(y=c.graph.y, train=tr, x_train=c.graph.x[tr], a_train=a[tr][:, tr]))
+    gens, targets = [], []
+    for s in structures:
+        for g, c in zip(init, fed.clients, strict=True):
+            tr = c.train_mask
+            a = dense_adjacency(c.graph.edge_index, c.graph.num_nodes)
+            gens.append(copy.deepcopy(g))
+            targets.append(
+                ProxyTarget(y=c.graph.y, train=tr, x_train=c.graph.x[tr], a_train=a[tr][:, tr], structure=s)
+            )
     module = ProxyGenerators(gens, targets, cfg)
     make_trainer(max_steps=cfg.client_epochs, seed=seed).fit(module)
-    return list(module.generators), module.history
+    K = len(fed.clients)
+    trained = module.generators()
+    out = {s: trained[i * K : (i + 1) * K] for i, s in enumerate(structures)}
+    history = {s: [h[s] for h in module.history] for s in structures}
+    return out, history
+
+
+def train_proxies(fed: FederatedGraph, cfg: GhostConfig, seed: int) -> tuple[list[Generator], list[dict]]:
+    """The generators for ``cfg.fgw_structure`` and their loss history (mean over clients per epoch)."""
+    gens, hist = train_proxy_sets(fed, cfg, seed, (cfg.fgw_structure,))
+    return gens[cfg.fgw_structure], hist[cfg.fgw_structure]
 
 
 @dataclass
@@ -103,47 +123,70 @@ class GhostResult:
     server_history: list[dict] = field(default_factory=list)
 
 
-def train_global(
-    fed: FederatedGraph, generators: list[Generator], cfg: GhostConfig, seed: int, retention: bool = True
-) -> tuple[GCN, list[int], list[dict]]:
-    """The server's one-shot integration: a fresh GCN trained on proxy graphs only, client by client."""
+def train_servers(
+    fed: FederatedGraph, generators: dict[str, list[Generator]], cfgs: dict[str, GhostConfig], seed: int
+) -> tuple[dict[str, GCN], list[int], dict[str, list[dict]]]:
+    """The server's one-shot integration for every config in ``cfgs`` (by name) at once: each a fresh GCN from
+    the same initialisation, trained on proxy graphs only, client by client in one shared random order, drawing
+    from ``generators[cfg.fgw_structure]``. Returns the models, the order and each model's step history."""
     from icml25.training import make_trainer
 
-    from .lit import GhostServer
+    from .lit import GhostServers, ServerVariant
 
     torch.manual_seed(random.seed_for(seed, "server"))
-    model = GCN(fed.graph.num_features, cfg.hidden, fed.num_classes, cfg.dropout)
+    first = GCN(fed.graph.num_features, next(iter(cfgs.values())).hidden, fed.num_classes, 0.0)
     order = torch.randperm(len(fed.clients)).tolist()
+    variants = {}
+    for name, cfg in cfgs.items():
+        model = GCN(fed.graph.num_features, cfg.hidden, fed.num_classes, cfg.dropout)
+        model.load_state_dict(first.state_dict())
+        gens = generators[cfg.fgw_structure]
+        for g in gens:
+            g.requires_grad_(False)
+        variants[name] = ServerVariant(cfg, model, gens)
     sizes = [c.graph.num_nodes for c in fed.clients]
     hist = [torch.as_tensor(h) for h in fed.histograms(split=0)]
-    for g in generators:
-        g.requires_grad_(False)
-    module = GhostServer(model, generators, order, sizes, hist, cfg, retention=retention)
-    steps = len(order) * cfg.repeats * cfg.server_steps
-    make_trainer(max_steps=steps, seed=random.seed_for(seed, "server")).fit(module)
-    return model, order, module.history
+    module = GhostServers(variants, order, sizes, hist, sample_seed=random.seed_for(seed, "server_draws"))
+    make_trainer(max_steps=module.total_steps, seed=random.seed_for(seed, "server")).fit(module)
+    return {n: v.model for n, v in variants.items()}, order, module.history
 
 
-def train_ghost(fed: FederatedGraph, cfg: GhostConfig, seed: int = 0, retention: bool = True) -> GhostResult:
+def train_global(
+    fed: FederatedGraph, generators: list[Generator], cfg: GhostConfig, seed: int
+) -> tuple[GCN, list[int], list[dict]]:
+    """One server model (see :func:`train_servers`)."""
+    models, order, hist = train_servers(fed, {cfg.fgw_structure: generators}, {"ghost": cfg}, seed)
+    return models["ghost"], order, hist["ghost"]
+
+
+def train_ghost(fed: FederatedGraph, cfg: GhostConfig, seed: int = 0) -> GhostResult:
     gens, client_hist = train_proxies(fed, cfg, seed)
-    model, order, server_hist = train_global(fed, gens, cfg, seed, retention)
+    model, order, server_hist = train_global(fed, gens, cfg, seed)
     return GhostResult(gens, model, order, client_hist, server_hist)
 
 
-def train_local(fed: FederatedGraph, cfg: GhostConfig, seed: int) -> list[GCN]:
-    """One GCN per client from one common initialisation, trained on its own subgraph's train nodes."""
+def train_baselines(fed: FederatedGraph, cfg: GhostConfig, seed: int) -> tuple[list[GCN], GCN]:
+    """In one fit: one GCN per client from one common initialisation, trained on its own subgraph's train nodes
+    (``local_epochs``), and the upper bound, one GCN on the global graph without the test nodes (cross-client
+    edges included) trained on every client's train nodes (``central_epochs``)."""
     from icml25.training import make_trainer
 
     from .lit import GCNEnsemble
 
     torch.manual_seed(random.seed_for(seed, "local_init"))
     init = GCN(fed.graph.num_features, cfg.hidden, fed.num_classes, cfg.dropout)
-    models = [copy.deepcopy(init) for _ in fed.clients]
+    local = [copy.deepcopy(init) for _ in fed.clients]
     tasks = [_task(c.graph, c.train_mask) for c in fed.clients]
-    make_trainer(max_steps=cfg.local_epochs, seed=seed).fit(
-        GCNEnsemble(models, tasks, cfg.lr, cfg.weight_decay, cfg.local_epochs)
+    torch.manual_seed(random.seed_for(seed, "central_init"))
+    central = GCN(fed.graph.num_features, cfg.hidden, fed.num_classes, cfg.dropout)
+    keep = torch.as_tensor(np.flatnonzero(fed.partition.split != 2), dtype=torch.long)
+    g = subgraph(fed.graph, keep)
+    train = torch.as_tensor(fed.partition.split[keep.numpy()] == 0)
+    epochs = [cfg.local_epochs] * len(local) + [cfg.central_epochs]
+    make_trainer(max_steps=max(epochs), seed=seed).fit(
+        GCNEnsemble(local + [central], tasks + [_task(g, train)], cfg.lr, cfg.weight_decay, epochs)
     )
-    return models
+    return local, central
 
 
 def fedavg(models: list[GCN], weights: list[float]) -> GCN:
@@ -154,24 +197,6 @@ def fedavg(models: list[GCN], weights: list[float]) -> GCN:
     states = [m.state_dict() for m in models]
     avg.load_state_dict({k: sum(wi * s[k] for wi, s in zip(w, states, strict=True)) for k in states[0]})
     return avg
-
-
-def train_central(fed: FederatedGraph, cfg: GhostConfig, seed: int) -> GCN:
-    """The upper bound: one GCN on the global graph without the test nodes (cross-client edges included),
-    trained on every client's train nodes."""
-    from icml25.training import make_trainer
-
-    from .lit import GCNEnsemble
-
-    torch.manual_seed(random.seed_for(seed, "central_init"))
-    keep = torch.as_tensor(np.flatnonzero(fed.partition.split != 2), dtype=torch.long)
-    g = subgraph(fed.graph, keep)
-    train = torch.as_tensor(fed.partition.split[keep.numpy()] == 0)
-    model = GCN(fed.graph.num_features, cfg.hidden, fed.num_classes, cfg.dropout)
-    make_trainer(max_steps=cfg.central_epochs, seed=seed).fit(
-        GCNEnsemble([model], [_task(g, train)], cfg.lr, cfg.weight_decay, cfg.central_epochs)
-    )
-    return model
 
 
 @torch.no_grad()
@@ -199,9 +224,13 @@ def per_client_accuracy(model: GCN, fed: FederatedGraph) -> list[float]:
 def proxy_fidelity(
     generators: list[Generator], fed: FederatedGraph, samples: int = 200, min_train: int = 5, seed: int = 0
 ) -> list[dict]:
-    """For each (client k, class c) with >= ``min_train`` train nodes of c at k: is the mean of ``samples``
-    generated class-c vectors closer in cosine to k's real class-c train centroid than to every other class's
-    centroid (k's own, or the global train centroid where k has no train node of that class)?"""
+    """For each (client k, class c) with >= ``min_train`` train nodes of c at k, with m the mean of ``samples``
+    generated class-c vectors of G_k and mu_j k's real class-j train centroid (the global train centroid where k
+    has no train node of class j):
+
+        margin(k, c) = cos(m, mu_c) - max_{j != c} cos(m, mu_j)
+
+    (positive: the proxy's class-c mean is closer to the right class than to any other; ``closest`` says so)."""
     x, y, part = fed.graph.x, fed.graph.y, fed.partition
     train = torch.as_tensor(part.split == 0)
     C = fed.num_classes
@@ -213,8 +242,8 @@ def proxy_fidelity(
     )
     gen = torch.Generator().manual_seed(seed)
     # the generators' dropout draws from the global RNG: seed it here and restore it afterwards
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(seed)
         rows = []
         for k, g in enumerate(generators):
             mine = train & torch.as_tensor(part.client == k)
@@ -235,7 +264,8 @@ def proxy_fidelity(
                         "class": c,
                         "train_nodes": int(counts[c]),
                         "cos_own": float(cos[c]),
-                        "cos_best_other": float(others.max()) if len(others) else float("-inf"),
+                        "cos_best_other": float(others.max()),
+                        "margin": float(cos[c] - others.max()),
                         "closest": bool((cos[c] > others).all()),
                     }
                 )

@@ -1,4 +1,5 @@
-"""Graphs: the offline SBM generator, the Planetoid loader, induced subgraphs and GCN propagation matrices.
+"""Graphs: the offline SBM generator, the k-NN graph over scikit-learn's bundled digits images, the Planetoid
+loader, induced subgraphs and GCN propagation matrices.
 
 A graph is ``x in R^{N x F}``, labels ``y in {0..C-1}^N`` and an undirected ``edge_index in N^{2 x E}`` that
 lists both directions of every edge, without self-loops or duplicates (the input contract, checked by
@@ -9,7 +10,7 @@ GCN propagation (Kipf & Welling; PyG's ``GCNConv`` with its defaults):
     A_hat = D^{-1/2} (A + w I) D^{-1/2},   D_ii = sum_j (A + w I)_ij,
 
 with w = 1. The official GHOST code builds its pseudo graphs with the diagonal set to 1 *and* ``add_self_loops``
-on top, so ``GCNConv`` sees every self-loop twice: w = 2 (``faithful_to_code``).
+on top, so ``GCNConv`` sees every self-loop twice: w = 2 (the ``self_loop_weight`` switch).
 """
 
 from __future__ import annotations
@@ -82,6 +83,23 @@ def make_sbm(
     return make_graph(np.stack([src, dst]), x.astype(np.float32), y)
 
 
+def make_digits_knn(num_nodes: int, k: int, seed: int) -> Graph:
+    """A graph with real features that ships offline: ``num_nodes`` of scikit-learn's 1,797 bundled 8 x 8
+    digit images (drawn without replacement, all of them when ``num_nodes`` >= 1797), features the 64 pixel
+    intensities / 16 (in [0, 1]), 10 classes, and the symmetrised k-nearest-neighbour graph (Euclidean) over
+    the images: i ~ j when j is among the k nearest of i or i among those of j."""
+    from sklearn.datasets import load_digits
+    from sklearn.neighbors import kneighbors_graph
+
+    d = load_digits()
+    n_all = len(d.target)
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(n_all, size=num_nodes, replace=False)) if num_nodes < n_all else np.arange(n_all)
+    x = (d.data[idx] / 16.0).astype(np.float32)
+    a = kneighbors_graph(x, n_neighbors=k, include_self=False).tocoo()
+    return make_graph(np.stack([a.row, a.col]), x, d.target[idx])
+
+
 PLANETOID_FILES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 
 
@@ -146,7 +164,7 @@ def knn_graph(features: torch.Tensor, k: int = 5) -> torch.Tensor:
 
     S = norm(X) norm(X)^T; each row keeps its top-k entries (itself included); the result is symmetrised and
     binarised. Returns ``edge_index`` (both directions, no self-loops): the self-loops are added by the
-    propagation matrix (:func:`normalized_adjacency`, weight 1 in the paper's reading, 2 in the official code).
+    propagation matrix (:func:`normalized_adjacency`, weight 2 in the official code, 1 with the switch flipped).
     """
     n = features.shape[0]
     z = F.normalize(features.detach(), p=2, dim=1)

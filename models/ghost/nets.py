@@ -62,3 +62,54 @@ class Generator(nn.Module):
     def sample(self, y: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         z = torch.randn(len(y), self.noise_dim, generator=generator)
         return self(z, y)
+
+
+class GeneratorBank(nn.Module):
+    """B generators of one shape trained side by side as one batched network (the clients' proxies): every
+    parameter of :class:`Generator` stacked over a leading axis, each layer a batched matrix product
+
+        H_b <- Dropout(Tanh(H_b W_b^T + c_b)),   b = 1..B,
+
+    so that one step costs a handful of tensor operations instead of B module calls. Generator b sees only its
+    own rows and parameters, so each gets exactly its own gradient (and Adam, element-wise, its own update).
+    :meth:`generators` returns them as separate :class:`Generator` modules."""
+
+    def __init__(self, generators: list[Generator]):
+        super().__init__()
+        g0 = generators[0]
+        self.noise_dim, self.dropout = g0.noise_dim, g0.body[2].p
+        self.n_classes, self.n_features = g0.emb.num_embeddings, g0.out.out_features
+        stack = {k: torch.stack([g.state_dict()[k] for g in generators]) for k in g0.state_dict()}
+        self.emb = nn.Parameter(stack["emb.weight"])  # B x C x C
+        linears = [f"body.{i}" for i in (0, 3, 6)] + ["out"]
+        self.weights = nn.ParameterList([nn.Parameter(stack[f"{n}.weight"]) for n in linears])
+        self.biases = nn.ParameterList([nn.Parameter(stack[f"{n}.bias"]) for n in linears])
+        self.names = linears
+
+    def __len__(self) -> int:
+        return self.emb.shape[0]
+
+    def forward(self, z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """``z``: B x n x d_z noise, ``y``: B x n labels -> B x n x F features."""
+        rows = torch.arange(len(self))[:, None].expand_as(y)
+        h = torch.cat([self.emb[rows, y], z], dim=-1)
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            h = torch.baddbmm(b[:, None, :], h, w.transpose(1, 2))
+            if i < last:
+                h = F.dropout(torch.tanh(h), p=self.dropout, training=self.training)
+        return h
+
+    def sample(self, y: torch.Tensor) -> torch.Tensor:
+        return self(torch.randn(*y.shape, self.noise_dim), y)
+
+    def generators(self) -> list[Generator]:
+        out = []
+        for b in range(len(self)):
+            g = Generator(self.n_classes, self.n_features, self.noise_dim, self.dropout)
+            state = {"emb.weight": self.emb[b]}
+            for n, w, c in zip(self.names, self.weights, self.biases, strict=True):
+                state[f"{n}.weight"], state[f"{n}.bias"] = w[b], c[b]
+            g.load_state_dict({k: v.detach().clone() for k, v in state.items()})
+            out.append(g)
+        return out

@@ -59,13 +59,14 @@ def gcn_shape(m: GCN) -> dict:
     }
 
 
-def load_run(run_dir: Path, modes: tuple[str, ...]) -> tuple[dict[str, GCN], dict[str, list[Generator]]]:
+def load_run(run_dir: Path) -> tuple[dict[str, GCN], dict[str, list[Generator]]]:
     """What the train stage saved for one run: the global models by name (sorted: ``central``, ``fedavg``,
-    ``ghost_<mode>``..., ``local_<k>``) and each mode's generators in client order."""
+    ``ghost``, ``ghost_<variant>``..., ``local_<k>``) and the generators by FGW structure, in client order."""
     names = sorted(p.stem for p in (run_dir / "models").glob("*.safetensors"))
     models = {n: load_gcn(run_dir / "models" / f"{n}.safetensors") for n in names}
     gens = {
-        m: [load_generator(p) for p in sorted((run_dir / "generators" / m).glob("*.safetensors"))]
-        for m in modes
+        d.name: [load_generator(p) for p in sorted(d.glob("*.safetensors"))]
+        for d in sorted((run_dir / "generators").iterdir())
+        if d.is_dir()
     }
     return models, gens

@@ -11,10 +11,14 @@ Proxy-Based Topology Knowledge Retention". ICML 2025. https://github.com/JiaruQi
   e_uv = (h_u W_1) . tanh(h_v W_1) (topology-consistency criterion), theta*_i the parameters after block i.
 - Evaluation: accuracy of the global GCN on the global subgraph of all clients' test nodes.
 
-Stages (one module each): prepare (the SBM graph, or Planetoid's raw files, and one partition per run) ->
-validate (GX: the graph and the partitions) -> train (Lightning: proxies in both modes, GHOST, GHOST without
-retention, local GCNs, one-shot FedAvg, centralised GCN; safetensors; models/ghost/experiment.py `train_run`) ->
-evaluate (accuracies, per-client accuracies, proxy fidelity, and every summary the report shows; `evaluate_run`,
+Graphs: a stochastic block model with noisy Gaussian features (drawn afresh per run) and a k-NN graph over
+scikit-learn's bundled digit images (real features, a fresh subsample per run); Cora/CiteSeer/PubMed from local
+Planetoid raw files in the paper profile.
+
+Stages (one module each): prepare (every graph's draw and Dirichlet partition per run) -> validate (GX: the
+graphs and the partitions) -> train (Lightning: the proxies, GHOST and its one-switch-at-a-time ablation, local
+GCNs, one-shot FedAvg, centralised GCN; safetensors; models/ghost/experiment.py `train_run`) -> evaluate
+(accuracies, per-client accuracies, proxy fidelity, and every summary the report shows; `evaluate_run`,
 `summarize`) -> report (claims in report.py, prose in report.md).
 """
 
@@ -26,22 +30,29 @@ from typing import Literal
 from icml25.registry import Paper
 from models.ghost.config import GhostConfig
 
+GRAPHS = ("sbm", "digits", "planetoid")
+
 
 @dataclass(frozen=True)
 class Prepare:
-    source: Literal["sbm", "planetoid"] = "sbm"
-    num_nodes: int = field(default=1200, metadata={"ge": 20})
+    graphs: tuple[str, ...] = field(default=("sbm", "digits"), metadata={"choices": GRAPHS})
+    # sbm: a fresh draw per run
+    num_nodes: int = field(default=600, metadata={"ge": 20})
     num_classes: int = field(default=4, metadata={"ge": 2})
     num_features: int = field(default=32, metadata={"ge": 1})
-    p_in: float = field(default=0.04, metadata={"ge": 0.0, "le": 1.0})
-    p_out: float = field(default=0.004, metadata={"ge": 0.0, "le": 1.0})
-    noise: float = field(default=1.5, metadata={"ge": 0.0})
+    p_in: float = field(default=0.05, metadata={"ge": 0.0, "le": 1.0})
+    p_out: float = field(default=0.01, metadata={"ge": 0.0, "le": 1.0})
+    noise: float = field(default=4.0, metadata={"ge": 0.0})
+    # digits: sklearn's bundled 8x8 images, a fresh subsample per run, symmetrised k-NN graph
+    digits_nodes: int = field(default=600, metadata={"ge": 20})
+    digits_knn: int = field(default=5, metadata={"ge": 1})
+    # planetoid: the same graph every run
     planetoid_root: str = "planetoid"  # relative to data/ghost/input/
     planetoid_name: Literal["Cora", "CiteSeer", "PubMed"] = "Cora"
     num_clients: int = field(default=10, metadata={"ge": 2})
     alpha: float = field(default=0.05, metadata={"gt": 0.0})
     least_samples: int = field(default=5, metadata={"ge": 1})
-    runs: int = field(default=3, metadata={"ge": 1})
+    runs: int = field(default=10, metadata={"ge": 1})
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""GHOST's data paths: the Planetoid loader on a tiny fixture written here, and the prepare stage's errors."""
+"""GHOST's data paths: the Planetoid loader on a tiny fixture written here, the digits k-NN graph, the prepare
+stage's graph draws per run and its errors."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_prepare_stage_reads_planetoid_behind_the_source_switch(tmp_path, root):
     write_planetoid(tmp_path / "data" / "ghost" / "input" / "planetoid", n_train=12, n_test=12)
     params = _params(
         root,
-        source="planetoid",
+        graphs=["planetoid"],
         planetoid_root="planetoid",
         num_clients=2,
         least_samples=3,
@@ -83,25 +84,72 @@ def test_prepare_stage_reads_planetoid_behind_the_source_switch(tmp_path, root):
     run_stage(tmp_path, "ghost", "prepare")
     out = tmp_path / "data" / "ghost" / "prepared" / "main"
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["source"] == "planetoid" and meta["num_nodes"] == 524 and meta["runs"] == 2
-    assert np.load(out / "graph.npz")["x"].shape == (524, 5)
+    assert list(meta["graphs"]) == ["planetoid"] and meta["runs"] == 2
+    assert meta["graphs"]["planetoid"]["num_nodes"] == 524
+    for r in range(2):  # the same graph every run
+        assert np.load(out / "planetoid" / f"run{r}.npz")["x"].shape == (524, 5)
 
 
 def test_prepare_stage_errors_name_the_bad_setting(tmp_path, root):
-    params = _params(root, source="planetoid", planetoid_root="nowhere")
+    params = _params(root, graphs=["planetoid"], planetoid_root="nowhere")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with pytest.raises(UserError, match="nowhere/Cora/raw"):
         run_stage(tmp_path, "ghost", "prepare")
-    params = _params(root, source="planetoid", planetoid_root="/data/Cora")
+    params = _params(root, graphs=["planetoid"], planetoid_root="/data/Cora")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with pytest.raises(
         UserError, match="papers.ghost.prepare.planetoid_root: '/data/Cora' must be a path inside"
     ):
         run_stage(tmp_path, "ghost", "prepare")
-    params = _params(root, num_nodes=40, least_samples=5, num_clients=10)
+    params = _params(root, graphs=["sbm"], num_nodes=40, least_samples=5, num_clients=10)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with pytest.raises(
-        UserError, match=r"papers.ghost.prepare: 10 clients x 5 nodes each exceeds the 40 nodes"
+        UserError,
+        match=r"papers.ghost.prepare \(sbm, run 0\): 10 clients x 5 nodes each exceeds the 40 nodes",
     ):
         run_stage(tmp_path, "ghost", "prepare")
+    params = _params(root, graphs=["sbm", "sbm"])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(UserError, match=r"papers.ghost.prepare.graphs: name each graph once"):
+        run_stage(tmp_path, "ghost", "prepare")
+    params = _params(root, graphs=["cora"])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(UserError, match=r"papers.ghost.prepare.graphs\[0\]: must be one of"):
+        run_stage(tmp_path, "ghost", "prepare")
     assert not (tmp_path / "data" / "ghost" / "prepared" / "main").exists()  # nothing half-written
+
+
+def test_digits_knn_graph_is_an_offline_real_feature_graph():
+    from models.ghost import graph
+
+    g = graph.make_digits_knn(300, 5, seed=1)
+    assert g.num_nodes == 300 and g.num_features == 64 and g.num_classes == 10
+    assert float(g.x.min()) >= 0.0 and float(g.x.max()) <= 1.0
+    e = g.edge_index
+    pairs = set(map(tuple, e.T.tolist()))
+    assert all((j, i) in pairs for i, j in pairs) and all(i != j for i, j in pairs)
+    deg = np.bincount(e[0].numpy(), minlength=300)
+    assert deg.min() >= 5  # every node keeps its own 5 nearest neighbours
+    same = (g.y[e[0]] == g.y[e[1]]).float().mean()
+    assert same > 0.8  # image neighbours mostly share the digit: a homophilous graph
+    other = graph.make_digits_knn(300, 5, seed=2)
+    assert not np.array_equal(g.x.numpy(), other.x.numpy())  # a fresh subsample per seed
+    full = graph.make_digits_knn(5000, 5, seed=0)
+    assert full.num_nodes == 1797  # asking for more than the bundle takes all of it
+
+
+def test_prepare_draws_a_fresh_graph_and_partition_per_run(tmp_path, root):
+    params = _params(root, num_nodes=120, digits_nodes=120, num_clients=3, runs=2)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    run_stage(tmp_path, "ghost", "prepare")
+    out = tmp_path / "data" / "ghost" / "prepared" / "main"
+    meta = json.loads((out / "meta.json").read_text())
+    assert list(meta["graphs"]) == ["sbm", "digits"]
+    assert meta["graphs"]["digits"]["num_classes"] == 10 and meta["graphs"]["sbm"]["num_classes"] == 4
+    for name in ("sbm", "digits"):
+        a, b = (np.load(out / name / f"run{r}.npz") for r in (0, 1))
+        assert not np.array_equal(a["x"], b["x"])  # the graph varies with the run
+    import pandas as pd
+
+    part = pd.read_csv(out / "partition.csv")
+    assert set(part.graph) == {"sbm", "digits"} and len(part) == 2 * 2 * 120
