@@ -281,7 +281,11 @@ def write_index(root: Path, slugs: list[str]) -> str:
         if e.slug in slugs and claims_path.exists():
             counts = tally(io.read_json(claims_path)["claims"])
             status, link = "implemented", f"[{e.slug}]({e.slug}/README.md)"
-            result, invariant, simulated = ("{}/{}".format(*counts.get(k, (0, 0))) for k in KINDS)
+            # results always (0/0 says a paper has none); the other kinds only where a paper has them
+            result, invariant, simulated = (
+                "{}/{}".format(*counts[k]) if k in counts else ("0/0" if k == "result" else "-")
+                for k in KINDS
+            )
         else:
             status, link = ("implemented" if e.slug in slugs else "planned"), e.slug
             result = invariant = simulated = "-"

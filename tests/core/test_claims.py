@@ -94,3 +94,47 @@ def test_every_result_names_a_stub_test_that_exists_and_evaluates_it(slug):
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         assert "claim_verdict" in names, f"{slug}.{c.id}: {path.name} never calls tests.helpers.claim_verdict"
+
+
+def test_the_index_counts_each_kind_apart(tmp_path):
+    """reports/README.md: results held / total always, the other kinds where a paper has them, planned papers
+    and implemented papers without a report as '-'."""
+    from icml25 import io
+    from icml25.paths import PaperPaths
+    from icml25.reporting import write_index
+
+    def rec(kind, passed):
+        return {
+            "statement": "s",
+            "source": "x",
+            "value": 1.0,
+            "op": ">=",
+            "threshold": 0.5,
+            "passed": passed,
+            "kind": kind,
+            **({"killed_by": "test_a.py::test_b"} if kind == "result" else {}),
+        }
+
+    claims = {
+        "r1": rec("result", 1),
+        "r2": rec("result", 0),
+        "i": rec("invariant", 1),
+        "s": rec("simulated", 1),
+    }
+    path = PaperPaths(tmp_path, "ghost").claims
+    path.parent.mkdir(parents=True)
+    io.write_json(path, {"paper": "ghost", "profile": "quick", "claims": claims})
+    only_sim = PaperPaths(tmp_path, "gsm_infinite").claims
+    only_sim.parent.mkdir(parents=True)
+    io.write_json(
+        only_sim, {"paper": "gsm_infinite", "profile": "quick", "claims": {"s": rec("simulated", 0)}}
+    )
+    text = write_index(tmp_path, ["ghost", "gsm_infinite", "lsmooth_gd"])
+    rows = {
+        line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| ") and " | " in line
+    }
+    assert "| results held | invariants held | simulated held |" in text
+    assert rows["[ghost](ghost/README.md)"].endswith("| implemented | 1/2 | 1/1 | 1/1 |")
+    assert rows["[gsm_infinite](gsm_infinite/README.md)"].endswith("| implemented | 0/0 | - | 0/1 |")
+    assert rows["lsmooth_gd"].endswith("| implemented | - | - | - |")  # no report yet
+    assert rows["ucb_ogd"].endswith("| planned | - | - | - |")
