@@ -94,7 +94,7 @@ def test_optimizer_returning_its_start_fails_optimizers_close(control, root, tmp
     folder = pipeline(control[0], tmp_path, ["friedman1"])
     rec = verdict(tmp_path, "optimizers_close", folder)
     assert rec["passed"] == 0 and rec["value"] > 0.05, rec
-    assert "worst CG" in rec["note"]
+    assert "lowest for CG" in rec["note"]
 
 
 def test_broken_screen_without_refinement_fails_fast_path_faithful(control, root, tmp_path, monkeypatch):
