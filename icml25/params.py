@@ -21,7 +21,19 @@ from .errors import UserError
 PROFILES = ("smoke", "quick", "paper")
 
 
+def _yaml_problem(path: Path, exc: Exception) -> str:
+    """One line for a YAML error: ``file:line:column: problem`` (PyYAML's marks are 0-based), not its traceback."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    context = getattr(exc, "context", None)
+    if context and mark is not None:
+        problem = f"{' '.join(str(context).split())}: {problem}"
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    return f"{where}: invalid YAML: {problem}"
+
+
 def load_yaml(path: Path) -> dict[str, Any]:
+    import yaml
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
@@ -29,8 +41,10 @@ def load_yaml(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: no such file")
     try:
         cfg = OmegaConf.load(path)
-    except (OmegaConfBaseException, ValueError, OSError) as exc:  # yaml errors are ValueError subclasses
-        raise UserError(f"{path}: cannot be read as YAML: {exc}") from None
+    except yaml.YAMLError as exc:  # syntax errors, duplicate keys (PyYAML's, not ValueError subclasses)
+        raise UserError(_yaml_problem(path, exc)) from None
+    except (OmegaConfBaseException, ValueError, OSError) as exc:
+        raise UserError(f"{path}: cannot be read as YAML: {' '.join(str(exc).split())}") from None
     data = OmegaConf.to_container(cfg, resolve=False)
     if not isinstance(data, dict):
         raise UserError(f"{path}: the top level must be a mapping")
@@ -38,8 +52,16 @@ def load_yaml(path: Path) -> dict[str, Any]:
 
 
 def load_params(root: Path) -> dict[str, Any]:
-    """params.yaml of a checkout as plain containers (values are literal, nothing to resolve)."""
-    return load_yaml(root / "params.yaml")
+    """params.yaml of a checkout as plain containers (values are literal, nothing to resolve); it must name the
+    profile and hold a ``papers`` mapping (an empty file is an error, not a checkout with no papers)."""
+    path = root / "params.yaml"
+    data = load_yaml(path)
+    missing = [k for k in ("profile", "papers") if k not in data]
+    if missing:
+        raise UserError(f"{path}: missing top-level key(s) {', '.join(missing)} (is the file empty?)")
+    if not isinstance(data["papers"], dict):
+        raise UserError(f"{path}: papers must be a mapping of slug -> sections, got {data['papers']!r}")
+    return data
 
 
 def merged_profile(root: Path, profile: str) -> dict[str, Any]:

@@ -98,3 +98,38 @@ def test_profile_apply_writes_the_merged_params(root, tmp_path):
     _check(applied)
     out = icml25(work, "profile", "apply", "huge")
     assert out.returncode == 2 and "invalid choice: 'huge'" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "tail, where, message",
+    [
+        (
+            "profile: smoke\n",
+            ":{n}:1: ",
+            "found duplicate key profile",
+        ),  # issue 14 (7): was a 40-line traceback
+        ("x: [1, 2\n", ":{m}:1: ", "expected ',' or ']'"),
+        ("x: a: b\n", ":{n}:5: ", "mapping values are not allowed here"),
+    ],
+)
+def test_a_yaml_error_is_one_line_with_file_line_and_column(root, tmp_path, tail, where, message):
+    work = _copy_checkout(root, tmp_path)
+    text = (work / "params.yaml").read_text()
+    n = text.count("\n") + 1  # the appended line, 1-based
+    (work / "params.yaml").write_text(text + tail)
+    with pytest.raises(UserError) as err:
+        load_params(work)
+    assert f"params.yaml{where.format(n=n, m=n + 1)}invalid YAML: " in str(err.value) and message in str(
+        err.value
+    )
+    for args in (["check"], ["list"], ["stage", SLUG, "prepare"]):
+        out = icml25(work, *args)
+        assert out.returncode == 2 and "Traceback" not in out.stderr + out.stdout, (args, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1 and message in out.stderr, (args, out.stderr)
+
+
+def test_an_empty_params_file_is_an_error_not_a_checkout_without_papers(root, tmp_path):
+    work = _copy_checkout(root, tmp_path)
+    (work / "params.yaml").write_text("\n")
+    out = icml25(work, "check")
+    assert out.returncode == 2 and "missing top-level key(s) profile, papers" in out.stderr, out.stderr
