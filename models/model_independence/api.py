@@ -20,6 +20,7 @@ gate_proj and up_proj outputs of every layer hooked (the paper's code also hooks
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,25 @@ def activations(
     return glu_activations(a, x), glu_activations(b, x)
 
 
+def _refuse_degenerate(who: str, what: str, tensors: Mapping[str, Any]) -> None:
+    """A non-finite or constant weight or activation matrix makes every test meaningless (a constant matrix has
+    no hidden units to tell apart: every matching ties): refuse it with the tensor's name, not a p-value."""
+    import torch
+
+    for key, t in tensors.items():
+        if not hasattr(t, "detach") or t.ndim < 2:
+            continue  # norms and biases: a constant vector is a legitimate initialisation
+        t = t.detach()
+        if not bool(torch.isfinite(t).all()):
+            raise UserError(f"{who}: {what} {key} holds NaN or inf values; the test needs finite {what}s")
+        flat = t.reshape(-1)
+        if flat.numel() > 1 and bool((flat == flat[0]).all()):
+            raise UserError(
+                f"{who}: {what} {key} is constant (every entry {float(flat[0]):g}); a constant or all-zero "
+                f"model has no hidden units to match, so no independence test applies"
+            )
+
+
 def independence_test(
     a: str | Path | Checkpoint,
     b: str | Path | Checkpoint,
@@ -156,11 +176,18 @@ def independence_test(
     ca = a if isinstance(a, Checkpoint) else load_checkpoint(a)
     cb = b if isinstance(b, Checkpoint) else load_checkpoint(b)
     check_compatible(ca, cb, stat)
+    for name, ckpt in (("a", ca), ("b", cb)):
+        _refuse_degenerate(f"model {name} ({ckpt.describe()})", "weight", ckpt.weights)
     if stat == "u":
         return stats.phi_u(ca.weights, cb.weights, ca.n_blocks)
     if stat == "l2":
         return stats.permtest_l2(ca.weights, cb.weights, ca.arch, ca.n_blocks, T=permutations, seed=seed)
     acts_a, acts_b = activations(ca, cb, n_inputs, seed, seq_len)
+    for name, acts in (("a", acts_a), ("b", acts_b)):
+        for block, entry in enumerate(acts):
+            _refuse_degenerate(
+                f"model {name}", "activation", {f"block {block} {k}": v for k, v in entry.items()}
+            )
     if stat == "h":
         return stats.phi_h(acts_a, acts_b)
     return stats.phi_match(acts_a, acts_b)

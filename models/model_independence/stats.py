@@ -76,7 +76,7 @@ def cosine_matrix(a: Any, b: Any) -> np.ndarray:
     return (a / na) @ (b / nb).T
 
 
-def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine") -> np.ndarray:
+def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine", tie_seed: int = 0) -> np.ndarray:
     """Alg. 2 MATCH: the permutation of b's rows that best aligns them with a's rows.
 
     With C_ij = cossim(a_i, b_j) (rows are hidden units, columns the shared coordinates: input features for
@@ -93,7 +93,16 @@ def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine") -> np.
 
     ``metric="sqeuclidean"`` is the official code's behaviour in phi_MATCH (``match_wmats`` minimises squared
     Euclidean distances ||a_i - b_j||^2): kept as a switch, it is not invariant to rescaling rows.
+
+    Ties are broken at random (ours; the paper assumes a unique optimum): the solver runs on b's rows relabelled
+    by a permutation sigma drawn from ``tie_seed`` and the answer is mapped back. A unique optimum is found
+    whatever sigma is; when several assignments tie (a constant or all-zero matrix makes every one optimal),
+    the solver's own order would return the identity, which SPEARMAN reads as perfect agreement (p ~ 1e-176
+    for an all-zero checkpoint against any model). Non-finite inputs are refused.
     """
+    for name, m in (("first", a), ("second", b)):
+        if not np.all(np.isfinite(_as_float64(m))):
+            raise ValueError(f"MATCH: the {name} matrix holds NaN or inf values")
     if metric == "cosine":
         c = cosine_matrix(a, b)
         if absolute:
@@ -108,9 +117,10 @@ def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine") -> np.
         padded = np.zeros((h, h))
         padded[: c.shape[0], : c.shape[1]] = c
         c = padded
-    rows, cols = linear_sum_assignment(c, maximize=True)
+    sigma = np.random.default_rng(tie_seed).permutation(h)
+    rows, cols = linear_sum_assignment(c[:, sigma], maximize=True)
     perm = np.empty(h, dtype=np.int64)
-    perm[rows] = cols
+    perm[rows] = sigma[cols]
     return perm
 
 

@@ -253,3 +253,57 @@ def test_cli_errors_exit_2_without_traceback(root, tmp_path):
     )
     assert "Traceback" not in out.stderr and out.stdout == ""
     assert sorted(tmp_path.iterdir()) == before
+
+
+# ------------------------------------------------------------------- degenerate inputs (issue 14, item 3)
+
+
+def test_tied_matchings_are_broken_at_random_not_read_as_the_identity():
+    """A constant similarity matrix makes every assignment optimal; the solver's own order returned the
+    identity, which SPEARMAN read as perfect agreement (an all-zero model tested 'dependent', p ~ 1e-176)."""
+    stats = lazy("models.model_independence.stats")
+    rng = np.random.default_rng(0)
+    zeros, real = np.zeros((64, 16)), rng.normal(size=(64, 16))
+    perm = stats.match(zeros, real)
+    assert sorted(perm) == list(range(64)) and not np.array_equal(perm, np.arange(64))
+    r, log10p = stats.spearman_log10p(perm, np.arange(64))
+    assert abs(r) < 0.4 and log10p > -3, (r, log10p)
+    # a unique optimum is found whatever the relabelling: the tie-break changes nothing else
+    shuffled = real[rng.permutation(64)]
+    assert all(
+        np.array_equal(stats.match(real, shuffled, tie_seed=s), stats.match(real, shuffled)) for s in (1, 2)
+    )
+    assert np.array_equal(shuffled[stats.match(real, shuffled)], real)
+    with pytest.raises(ValueError, match="second matrix holds NaN or inf"):
+        stats.match(real, np.full((64, 16), np.nan))
+
+
+@pytest.mark.parametrize("stat", ["u", "h", "match"])
+def test_an_all_zero_or_non_finite_checkpoint_is_refused_not_called_dependent(folders, tmp_path, stat):
+    import torch
+
+    cfg = glu.GLUConfig()
+    w = glu.init_weights(cfg, torch.Generator().manual_seed(0))
+    zero = tmp_path / "zero"
+    ckpts.save_checkpoint(zero, cfg.to_json(), {k: torch.zeros_like(v) for k, v in w.items()})
+    with pytest.raises(
+        UserError, match=r"model a .*is constant \(every entry 0\); a constant or all-zero model"
+    ):
+        api.independence_test(zero, folders["g1"], stat=stat, n_inputs=16)
+    nan = tmp_path / "nan"
+    key = glu.up_key(0)
+    ckpts.save_checkpoint(nan, cfg.to_json(), {**w, key: torch.full_like(w[key], float("nan"))})
+    with pytest.raises(UserError, match=rf"model b .*weight {key} holds NaN or inf"):
+        api.independence_test(folders["g1"], nan, stat=stat, n_inputs=16)
+
+
+def test_cli_refuses_an_all_zero_checkpoint(folders, tmp_path):
+    """The command raises the same UserError (the shared entry point prints it as one line and exits 2:
+    test_cli_errors_exit_2_without_traceback)."""
+    import torch
+
+    cfg = glu.GLUConfig()
+    w = glu.init_weights(cfg, torch.Generator().manual_seed(0))
+    ckpts.save_checkpoint(tmp_path / "zero", cfg.to_json(), {k: torch.zeros_like(v) for k, v in w.items()})
+    with pytest.raises(UserError, match=r"^model a .*is constant"):
+        main(["test", str(tmp_path / "zero"), str(folders["g1"]), "--stat", "match"])
