@@ -40,8 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--endpoint", help="base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1)")
     e.add_argument("--model", help="model name at the endpoint")
     e.add_argument(
-        "--key-env", default="OPENAI_API_KEY", help="variable holding the API key (default OPENAI_API_KEY)"
+        "--api-key-env",
+        "--key-env",
+        dest="key_env",
+        help="the variable holding the API key, sent to the endpoint (without it, OPENAI_API_KEY is sent to "
+        "https endpoints only, never over plain http)",
     )
+    e.add_argument("--timeout", type=float, default=600.0, help="seconds per request (default 600)")
     e.add_argument("--local", type=Path, help="a local transformers model folder or GGUF file")
     e.add_argument(
         "--simulated", help="a simulated reasoner: exact, depth, hround or retrieval (symbolic only)"
@@ -100,7 +105,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .harness import LocalTransformers, OpenAIChat, Simulated, evaluate, read_problems, summarize
+    from .harness import (
+        LocalTransformers,
+        OpenAIChat,
+        Simulated,
+        evaluate,
+        read_problems,
+        read_results,
+        summarize,
+    )
     from .scoring import fit_sigmoid, ks_for
 
     chosen = [x for x in (args.endpoint, args.local, args.simulated) if x]
@@ -119,7 +132,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 raise ValueError(f"{args.local}: no such model file or folder")
             backend = LocalTransformers(args.local)
         else:
-            backend = OpenAIChat(args.endpoint, args.model, args.key_env, args.temperature, args.max_tokens)
+            backend = OpenAIChat(
+                args.endpoint, args.model, args.key_env, args.temperature, args.max_tokens, args.timeout
+            )
     except ValueError as exc:
         raise UserError(str(exc)) from None
     results_path = args.results or args.problems.with_name(args.problems.stem + ".results.jsonl")
@@ -132,8 +147,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     ids = {p["id"] for p in problems}
-    results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
-    results = [r for r in results if r["id"] in ids and r["sample"] < args.samples]
+    results = [r for r in read_results(results_path) if r["id"] in ids and r["sample"] < args.samples]
     ks = ks_for(args.samples)
     rows, scores = summarize(results, ks)
     print(f"{added} new replies ({len(results)} in {results_path})")

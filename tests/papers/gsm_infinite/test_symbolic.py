@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 
 from flows.cli import main as cli_main
-from models.gsm_infinite.harness import OpenAIChat, Simulated, evaluate, read_problems, summarize
+from models.gsm_infinite.harness import (
+    OpenAIChat,
+    Simulated,
+    evaluate,
+    read_problems,
+    read_results,
+    summarize,
+)
 from models.gsm_infinite.reasoners import REASONERS
 from models.gsm_infinite.scoring import (
     auc,
@@ -130,10 +137,12 @@ class _Chat(BaseHTTPRequestHandler):
     """An OpenAI-compatible endpoint that answers with the exact solver (and counts its calls)."""
 
     calls = 0
+    auth: list = []  # the Authorization header of each call (None when absent)
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).calls += 1
+        type(self).auth.append(self.headers.get("Authorization"))
         prompt = body["messages"][0]["content"]
         doc = {"choices": [{"message": {"content": f"ANSWER: {', '.join(solve_symbolic_text(prompt))}"}}]}
         data = json.dumps(doc).encode()
@@ -153,6 +162,7 @@ def chat_server():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     _Chat.calls = 0
+    _Chat.auth = []
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
     server.server_close()
@@ -200,10 +210,50 @@ def test_http_backend_and_resume_lose_nothing(tmp_path, chat_server):
         fh.write('{"id": "torn')  # a line cut by a kill
     assert evaluate(problems, backend, results) == len(problems) - 5
     assert _Chat.calls == len(problems)  # nothing asked twice
-    rows, scores = summarize(
-        [json.loads(x) for x in results.read_text().splitlines() if x.startswith('{"id": "s')]
-    )
+    rows, scores = summarize(read_results(results))  # the reader skips the torn line, as the writer does
     assert [r["accuracy"] for r in rows] == [1.0, 1.0, 1.0] and scores[0]["AUC"] == pytest.approx(400.0)
+
+
+def test_the_evaluate_command_resumes_past_a_torn_line(tmp_path, chat_server, capsys):
+    """Issue 14 (8): the replies were completed, then the summary crashed with JSONDecodeError on every re-run."""
+    path = _problems(tmp_path)
+    results = tmp_path / "r.jsonl"
+    argv = [
+        "gsm_infinite",
+        "evaluate",
+        str(path),
+        "--endpoint",
+        chat_server,
+        "--model",
+        "m",
+        "--results",
+        str(results),
+    ]
+    assert cli_main(argv) == 0
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(lines[:3]) + "\n" + lines[3][:17])  # killed while writing the fourth reply
+    capsys.readouterr()
+    for _ in range(2):  # the resumed run and one more: both read exactly the complete records
+        assert cli_main(argv) == 0
+        assert "AUC symbolic context 0 (op 2-6): 400.0" in capsys.readouterr().out
+    assert _Chat.calls == len(lines) + len(lines) - 3  # only the lost replies were asked again
+
+
+def test_an_api_key_goes_only_where_it_was_asked_for(tmp_path, chat_server, monkeypatch):
+    """Issue 14 (11): OPENAI_API_KEY was sent to any endpoint, plain http included."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("MY_KEY", "sk-mine")
+    problem = read_problems(_problems(tmp_path, n=1))[0]
+    OpenAIChat(chat_server, "m").reply(problem, 0)  # http, no explicit variable: no key
+    OpenAIChat(chat_server, "m", key_env="MY_KEY").reply(problem, 0)  # named explicitly: sent
+    assert _Chat.auth == [None, "Bearer sk-mine"]
+    assert OpenAIChat("https://api.example.invalid/v1", "m").key == "sk-secret"  # https: the default variable
+    with pytest.raises(ValueError, match="the API key variable UNSET_KEY is unset or empty"):
+        OpenAIChat(chat_server, "m", key_env="UNSET_KEY")
+    with pytest.raises(ValueError, match="expected an http:// or https:// URL"):
+        OpenAIChat("ftp://example/v1", "m")
+    with pytest.raises(ValueError, match="timeout must be > 0 seconds, got 0"):
+        OpenAIChat(chat_server, "m", timeout=0)
 
 
 def test_evaluate_command_prints_accuracy_and_auc(tmp_path, chat_server, capsys):
