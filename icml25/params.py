@@ -5,12 +5,14 @@ Each paper declares one dataclass per params section in ``stages/<slug>.py``; :f
 user's values against it and reports the first problem with its full key path, e.g.
 ``papers.model_independence.train.steps: must be >= 1, got -5``, before any work starts.
 
-Field constraints go into ``dataclasses.field(metadata=...)``: ``ge``/``gt``/``le`` bounds and ``choices``.
+Field constraints go into ``dataclasses.field(metadata=...)``: ``ge``/``gt``/``le`` bounds and ``choices``. A
+float must be finite unless its metadata says ``allow_nonfinite: True``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from pathlib import Path
@@ -136,6 +138,8 @@ def _check_value(path: str, value: Any, tp: Any, meta: typing.Mapping[str, Any])
         ok = isinstance(value, tp)
     if not ok:
         raise UserError(f"{path}: must be {_type_name(tp)}, got {type(value).__name__} {value!r}")
+    if tp is float and not math.isfinite(value) and not meta.get("allow_nonfinite", False):
+        raise UserError(f"{path}: must be a finite number, got {value!r}")  # `.inf`, `.nan` are YAML floats
     for key, test, word in (
         ("ge", lambda v, b: v >= b, ">="),
         ("gt", lambda v, b: v > b, ">"),

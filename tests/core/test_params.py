@@ -46,6 +46,13 @@ def test_committed_params_and_profiles_are_valid(root, params):
             "papers.model_independence.evaluate.match_metric: must be one of",
         ),
         ("prepare", "test_fraction", 1.5, "papers.model_independence.prepare.test_fraction: must be < 1.0"),
+        ("train", "lr", float("inf"), "papers.model_independence.train.lr: must be a finite number, got inf"),
+        (
+            "train",
+            "ft_lr",
+            float("nan"),
+            "papers.model_independence.train.ft_lr: must be a finite number, got nan",
+        ),
         ("validate", "strict", True, "papers.model_independence.validate.strict: unknown key"),
     ],
 )
