@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The longest context `generate` builds (the paper's longest is 128k; 100000000k tried to allocate 39 GiB).
+MAX_CONTEXT = 1_000_000
+
+
 def _bar(total: int, unit: str):
     from icml25.training import show_progress
 
@@ -78,6 +82,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
         context = parse_context(args.context)
         if args.n < 1:
             raise ValueError(f"--n must be >= 1, got {args.n}")
+        if args.seed < 0:
+            raise ValueError(f"--seed must be >= 0, got {args.seed}")
+        if context > MAX_CONTEXT:
+            raise ValueError(f"--context must be at most {MAX_CONTEXT // 1000}k tokens, got {args.context}")
     except ValueError as exc:
         raise UserError(str(exc)) from None
     out: Path = args.output

@@ -32,14 +32,23 @@ from pathlib import Path
 from .scoring import auc, is_correct, pass_at_k
 
 REQUIRED = ("id", "subset", "op", "prompt", "answer")
+#: The types of the fields the harness reads (bool is refused where an int is expected).
+FIELD_TYPES = (
+    ("id", str, "a string"),
+    ("subset", str, "a string"),
+    ("op", int, "an integer"),
+    ("prompt", str, "a string"),
+    ("context", int, "an integer"),
+)
 
 
 def read_problems(path: Path) -> list[dict]:
-    """Problems from a JSONL file; a malformed line is a ValueError naming its line number."""
+    """Problems from a JSONL file; a malformed line, a field of the wrong type or a duplicate id (results are
+    keyed by id: a duplicate would be silently dropped) is a ValueError naming its line number."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    problems = []
+    problems, seen = [], {}
     with path.open() as fh:
         for no, line in enumerate(fh, 1):
             if not line.strip():
@@ -53,6 +62,12 @@ def read_problems(path: Path) -> list[dict]:
             missing = [k for k in REQUIRED if k not in rec]
             if missing:
                 raise ValueError(f"{path}:{no}: missing field {missing[0]!r}")
+            for key, types_, word in FIELD_TYPES:
+                if key in rec and (not isinstance(rec[key], types_) or isinstance(rec[key], bool)):
+                    raise ValueError(f"{path}:{no}: field {key!r} must be {word}, got {rec[key]!r}")
+            if rec["id"] in seen:
+                raise ValueError(f"{path}:{no}: duplicate id {rec['id']!r} (first on line {seen[rec['id']]})")
+            seen[rec["id"]] = no
             problems.append(rec)
     if not problems:
         raise ValueError(f"{path}: no problems")

@@ -290,7 +290,20 @@ def test_evaluate_command_prints_accuracy_and_auc(tmp_path, chat_server, capsys)
             ["generate", "--subset", "symbolic", "--op", "3", "--context", "9q", "-o", "{out}"],
             "context must be",
         ),
+        (
+            ["generate", "--subset", "symbolic", "--op", "3", "--seed", "-1", "-o", "{out}"],
+            "--seed must be >= 0",
+        ),
+        (
+            ["generate", "--subset", "symbolic", "--op", "3", "--context", "100000000k", "-o", "{out}"],
+            "--context must be at most 1000k tokens, got 100000000k",
+        ),
         (["evaluate", "{bad}", "--simulated", "exact"], "bad.jsonl:2: not a JSON object"),
+        (["evaluate", "{dup}", "--simulated", "exact"], "dup.jsonl:2: duplicate id"),
+        (
+            ["evaluate", "{typed}", "--simulated", "exact"],
+            "typed.jsonl:1: field 'op' must be an integer, got '3'",
+        ),
         (["evaluate", "{good}", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m"], "cannot reach"),
         (["evaluate", "{good}", "--simulated", "oracle"], "unknown simulated reasoner 'oracle'"),
         (["evaluate", "{good}"], "give exactly one of"),
@@ -301,8 +314,12 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, argv, message):
     capsys.readouterr()
     bad = tmp_path / "bad.jsonl"
     bad.write_text(good.read_text().splitlines()[0] + "\n{not json\n")
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text(good.read_text().splitlines()[0] + "\n" + good.read_text().splitlines()[0] + "\n")
+    typed = tmp_path / "typed.jsonl"
+    typed.write_text(json.dumps({**json.loads(good.read_text().splitlines()[0]), "op": "3"}) + "\n")
     out = tmp_path / "out.jsonl"
-    argv = [a.format(out=out, bad=bad, good=good) for a in argv]
+    argv = [a.format(out=out, bad=bad, good=good, dup=dup, typed=typed) for a in argv]
     assert cli_main(["gsm_infinite", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
