@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from icml25.errors import UserError
+from icml25.outputs import atomic_output, check_output
 
 MODELS = ("ols", "linear", "ridge", "lasso", "rf")
 
@@ -139,8 +140,10 @@ def _read(path: Path):
 def cmd_predict(args: argparse.Namespace) -> int:
     frame = _read(args.data)
     test = _read(args.test) if args.test else None
-    if args.output and args.output.suffix.lower() not in (".csv", ".json"):
-        raise UserError(f"--output must end in .csv or .json, got {args.output}")
+    if args.output:
+        check_output(args.output)
+        if args.output.suffix.lower() not in (".csv", ".json"):
+            raise UserError(f"--output must end in .csv or .json, got {args.output}")
     try:
         out, ccr, sets = predict_table(
             frame, args.target, test, args.alpha, args.method, args.model, args.folds, args.seed
@@ -155,29 +158,33 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if "covered" in out:
         summary += f", coverage {out.covered.mean():.4g}"
     if args.output:
-        tmp = args.output.with_name(f".{args.output.name}.tmp")
-        if args.output.suffix.lower() == ".json":
-
-            def bound(v: float) -> float | str:  # JSON has no infinity: an unbounded end is "-inf" / "inf"
-                return v if abs(v) != float("inf") else str(v)
-
-            doc = [
-                {
-                    "row": int(r),
-                    "intervals": [[bound(lo), bound(hi)] for lo, hi in sets.intervals(i)],
-                    "width": bound(float(w)),
-                }
-                for i, (r, w) in enumerate(zip(out.row, out.width, strict=True))
-            ]
-            tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        else:
-            out.to_csv(tmp, index=False)
-        tmp.replace(args.output)
+        with atomic_output(args.output) as tmp:
+            _write_sets(tmp, out, sets)
         print(f"wrote {summary} to {args.output}")
     else:
         out.to_csv(sys.stdout, index=False)
         print(f"# {summary}", file=sys.stderr)
     return 0
+
+
+def _write_sets(tmp: Path, out, sets) -> None:
+    """The sets as JSON (intervals per row) or CSV, by the suffix of the requested output."""
+    if tmp.name.lower().endswith(".json.tmp"):
+
+        def bound(v: float) -> float | str:  # JSON has no infinity: an unbounded end is "-inf" / "inf"
+            return v if abs(v) != float("inf") else str(v)
+
+        doc = [
+            {
+                "row": int(r),
+                "intervals": [[bound(lo), bound(hi)] for lo, hi in sets.intervals(i)],
+                "width": bound(float(w)),
+            }
+            for i, (r, w) in enumerate(zip(out.row, out.width, strict=True))
+        ]
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    else:
+        out.to_csv(tmp, index=False)
 
 
 def main(argv: list[str]) -> int:

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from icml25.errors import UserError
+from icml25.outputs import atomic_output, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,22 +89,17 @@ def cmd_generate(args: argparse.Namespace) -> int:
             raise ValueError(f"--context must be at most {MAX_CONTEXT // 1000}k tokens, got {args.context}")
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    out: Path = args.output
-    if not out.parent.is_dir():
-        raise UserError(f"{out.parent}: no such directory")
-    tmp = out.with_name(f".{out.name}.tmp")
+    out: Path = check_output(args.output)
     bar = _bar(len(ops) * args.n, "problem")
     try:
-        with tmp.open("w") as fh:
+        with atomic_output(out) as tmp, tmp.open("w") as fh:
             for problem in problem_set(args.subset, ops, context, args.n, args.seed):
                 fh.write(json.dumps(problem) + "\n")
                 if bar:
                     bar.update(1)
-        tmp.replace(out)
     except (ValueError, RuntimeError) as exc:
         raise UserError(str(exc)) from None
     finally:
-        tmp.unlink(missing_ok=True)
         if bar:
             bar.close()
     print(

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from icml25.errors import UserError
+from icml25.outputs import atomic_output, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +85,8 @@ def cmd_front(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.output:
+        check_output(args.output)
     bar = _progress_bar()
     try:
         result = front_of_table(
@@ -102,9 +105,8 @@ def cmd_front(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     if args.output:
-        tmp = args.output.with_name(f".{args.output.name}.tmp")
-        result.to_csv(tmp, index=False)
-        tmp.replace(args.output)
+        with atomic_output(args.output) as tmp:
+            result.to_csv(tmp, index=False)
         print(f"wrote {len(result)} rows to {args.output}")
     else:
         result.to_csv(sys.stdout, index=False)
