@@ -100,16 +100,16 @@ def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine", tie_se
     the solver's own order would return the identity, which SPEARMAN reads as perfect agreement (p ~ 1e-176
     for an all-zero checkpoint against any model). Non-finite inputs are refused.
     """
+    a, b = _as_float64(a), _as_float64(b)  # once: cosine_matrix takes float64 arrays as they are
     for name, m in (("first", a), ("second", b)):
-        if not np.all(np.isfinite(_as_float64(m))):
+        if not np.all(np.isfinite(m)):
             raise ValueError(f"MATCH: the {name} matrix holds NaN or inf values")
     if metric == "cosine":
         c = cosine_matrix(a, b)
         if absolute:
             c = np.abs(c)
     elif metric == "sqeuclidean":
-        a64, b64 = _as_float64(a), _as_float64(b)
-        c = -(np.sum(a64**2, 1)[:, None] + np.sum(b64**2, 1)[None, :] - 2.0 * a64 @ b64.T)
+        c = -(np.sum(a**2, 1)[:, None] + np.sum(b**2, 1)[None, :] - 2.0 * a @ b.T)
     else:
         raise ValueError(f"unknown MATCH metric {metric!r}; use 'cosine' (paper) or 'sqeuclidean' (code)")
     h = max(c.shape)
