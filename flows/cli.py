@@ -1,6 +1,6 @@
 """The installed ``icml25`` command: the core commands (:mod:`icml25.cli`) plus what sits above the core.
 
-    icml25 run <slug>|all [--profile P] [--force]
+    icml25 run <slug>|all [--profile P] [--force] [--lock-timeout S]
                         reproduce through Prefect + DVC (smoke/paper profiles run in a scratch copy under
                         runs/<profile>/)
     icml25 <slug> ...   a paper's own tools, e.g. `icml25 model_independence test A B`
@@ -17,6 +17,7 @@ import importlib
 import sys
 
 from icml25 import cli as core
+from icml25.errors import UserError
 from icml25.registry import CATALOGUE
 
 TOOLS = [e.slug for e in CATALOGUE if e.has_tools]
@@ -25,7 +26,11 @@ TOOLS = [e.slug for e in CATALOGUE if e.has_tools]
 def cmd_run(args: argparse.Namespace) -> int:
     from flows.run import run_from_cli
 
-    return run_from_cli(core.find_root(), args.target, profile=args.profile, force=args.force)
+    if args.lock_timeout is not None and not args.lock_timeout >= 0:
+        raise UserError(f"--lock-timeout must be a number of seconds >= 0, not {args.lock_timeout}")
+    return run_from_cli(
+        core.find_root(), args.target, profile=args.profile, force=args.force, lock_timeout=args.lock_timeout
+    )
 
 
 def _extend(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +43,12 @@ def _extend(sub: argparse._SubParsersAction) -> None:
         help="quick (default) runs in this checkout; smoke and paper run in runs/<profile>/",
     )
     r.add_argument("--force", action="store_true", help="re-run every stage (no DVC run cache)")
+    r.add_argument(
+        "--lock-timeout",
+        type=float,
+        metavar="S",
+        help="one run at a time per checkout: give up after S seconds if another run holds it (default: wait)",
+    )
     r.set_defaults(fn=cmd_run)
     for slug in TOOLS:
         sub.add_parser(slug, help=f"tools of paper {slug} (icml25 {slug} --help)", add_help=False)

@@ -2,7 +2,8 @@
 
 DVC's Python API resolves paths from the current directory, so every call chdirs into the checkout (one DVC
 call at a time per process, guarded by a lock). Stages run as ``dvc repro --single-item <stage>`` subprocesses
-with this interpreter's bin first on PATH, so each task's log is that stage's own output.
+with this interpreter's bin first on PATH, so each task's log is that stage's own output; each runs in its own
+process group under :func:`icml25.procs.spawn`'s guard, stopped with the flow however the flow ends.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from icml25 import procs
 from icml25.scratch import dvc_env
 
 _CHDIR = threading.Lock()
@@ -94,16 +96,19 @@ def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> No
     cmd = ["dvc", "repro", "--single-item", name]
     if force:
         cmd += ["--force", "--no-run-cache"]
-    proc = subprocess.Popen(
+    proc = procs.spawn(
         cmd, cwd=root, env=dvc_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
     )
     tail: list[str] = []
     assert proc.stdout is not None
-    for line in proc.stdout:
-        line = line.rstrip()
-        if line and not line.strip().startswith(_HINTS):
-            emit(line)
-            tail = (tail + [line])[-15:]
-    code = proc.wait()
+    try:
+        for line in proc.stdout:
+            line = line.rstrip()
+            if line and not line.strip().startswith(_HINTS):
+                emit(line)
+                tail = (tail + [line])[-15:]
+        code = proc.wait()
+    finally:  # this flow stopped (a signal, a cancelled run): so does dvc and the stage it runs
+        procs.stop(proc)
     if code != 0:
         raise StageFailed(name, code, "\n".join(tail))

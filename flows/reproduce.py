@@ -8,13 +8,13 @@ stages whose code or data changed run. ``force``
 re-runs every stage without the run cache (the nightly re-verification).
 
 DVC owns caching, so tasks use no Prefect cache. DVC does not stop two runs in one checkout from interleaving:
-each flow holds a Prefect global concurrency limit of one slot named after the checkout while it plans and runs.
+each flow holds the checkout's run lock (:mod:`icml25.lock`, an flock that dies with its process; a flow started
+by ``icml25 run`` inherits the CLI's) while it plans and runs, and logs who holds it while it waits.
 The paper's report is published as a Prefect markdown artifact.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,28 +24,19 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.concurrency.sync import concurrency
 from prefect.states import Completed
 
 from flows.dvcgraph import Step, plan, repro
+from icml25.lock import checkout_lock
 from icml25.params import implemented, load_params
 from icml25.paths import PaperPaths
 from icml25.registry import entry
 
 
-def lock_name(root: Path) -> str:
-    return "dvc-checkout-" + hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:12]
-
-
 @contextmanager
-def checkout_lock(root: Path, timeout_seconds: float | None = None) -> Iterator[None]:
-    """Hold the checkout's one-slot Prefect concurrency limit (created on first use)."""
-    from prefect.client.orchestration import get_client
-
-    name = lock_name(root)
-    with get_client(sync_client=True) as client:
-        client.upsert_global_concurrency_limit_by_name(name, 1)
-    with concurrency(name, occupy=1, timeout_seconds=timeout_seconds, strict=True):
+def _locked(here: Path) -> Iterator[None]:
+    """The checkout's run lock (re-entrant: reproduce_all holds it while each reproduce_paper asks again)."""
+    with checkout_lock(here, say=lambda msg: get_run_logger().warning(msg)):
         yield
 
 
@@ -83,17 +74,6 @@ class _Planned:
 
 
 _PLANNED: ContextVar[_Planned | None] = ContextVar("icml25_planned", default=None)
-
-
-@contextmanager
-def _locked(here: Path) -> Iterator[None]:
-    """The checkout's lock, unless the reproduce_all running this paper already holds it."""
-    held = _PLANNED.get()
-    if held is not None and held.root == here:
-        yield
-        return
-    with checkout_lock(here):
-        yield
 
 
 def _first_plan(here: Path, names, force: bool) -> list[Step]:
@@ -139,7 +119,7 @@ def reproduce_all(force: bool = False, root: str | None = None) -> dict[str, lis
     """Every implemented paper (params.yaml order), then the index reports/README.md. One `dvc status` plans
     them all; the index runs when it was stale or a report ran (its only inputs besides its code)."""
     here = _root(root)
-    with checkout_lock(here):
+    with _locked(here):
         steps = plan(here, lambda n: True, force)
         token = _PLANNED.set(_Planned(here, force, tuple(steps)))
         try:

@@ -3,8 +3,10 @@
 Prefect's automatic temporary server prints hundreds of lines of ERROR tracebacks when it shuts down, even
 after a successful run; users must never see that. Instead :func:`prefect_server` starts ``prefect server
 start`` in the background (SQLite under a project-local PREFECT_HOME, UI off, analytics off, its output in
-``.prefect/server.log``), waits on ``/api/health``, and stops it by PID (process group) afterwards. The flow
-itself runs in a child process that exits (and flushes its logs and events) while the server is still up.
+``.prefect/server.log``), waits on ``/api/health``, and stops it by PID (process group) afterwards. The server
+runs under :func:`icml25.procs.spawn`'s guard, so it dies with its parent however that parent ends (``kill -9``
+included). The flow itself runs in a child process that exits (and flushes its logs and events) while the server
+is still up.
 
 If PREFECT_API_URL is already set (a long-running `prefect server start` of the user's), it is used as is.
 """
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from icml25 import procs
 from icml25.errors import UserError
 from icml25.scratch import dvc_env
 from icml25.store import free_port
@@ -76,7 +78,7 @@ def prefect_server(home: Path, timeout: float = 90.0, wait: bool = True) -> Iter
     port = free_port()
     url = f"http://127.0.0.1:{port}/api"
     log = open(home / "server.log", "ab")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
+    proc = procs.spawn(
         [
             sys.executable,
             "-m",
@@ -95,31 +97,12 @@ def prefect_server(home: Path, timeout: float = 90.0, wait: bool = True) -> Iter
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
-        start_new_session=True,
     )
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # `kill` runs the finally below too
     try:
-        if wait:
-            wait_healthy(url, timeout, proc, home / "server.log")
-        yield url
+        with procs.exit_on_signals():  # `kill` and a closed terminal run the finally below too
+            if wait:
+                wait_healthy(url, timeout, proc, home / "server.log")
+            yield url
     finally:
-        _stop(proc)
+        procs.stop(proc, grace=15)
         log.close()
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()

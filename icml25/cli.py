@@ -64,9 +64,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_stage(args: argparse.Namespace) -> int:
+    import os
+
+    from .procs import die_with_parent, exit_on_signals
     from .runner import run_stage
 
-    run_stage(Path.cwd(), args.slug, args.stage)
+    if "DVC_STAGE" in os.environ:  # started by `dvc repro`: a stage never outlives it (see icml25.procs)
+        die_with_parent()
+    with exit_on_signals():  # SIGTERM/SIGHUP: the runner's cleanup removes the half-written output
+        run_stage(Path.cwd(), args.slug, args.stage)
     return 0
 
 

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from icml25 import procs
 from icml25.errors import UserError
 
 if TYPE_CHECKING:
@@ -265,14 +266,10 @@ def _start(
     with open(log_path, "ab") as log:
         log.write(("$ " + " ".join(cmd) + "\n").encode())
         log.flush()
-        proc = subprocess.Popen(
-            cmd,
-            cwd=workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: the stop signals reach it and only it
+        # its own process group, under a guard that stops it when this process ends in any way (kill -9
+        # included): the stop signals reach it and only it, and it never outlives us
+        proc = procs.spawn(
+            cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
         )
     return proc, f"http://{HOST}:{port}"
 
@@ -344,7 +341,10 @@ def serve(
     """``icml25 s3 serve``: a local S3 server in the foreground until Ctrl-C, with the commands that point the
     project's DVC remote at it."""
     try:
-        with local_s3(folder, access_key, secret_key, bucket or None, port=port or None) as s3:
+        with (
+            procs.exit_on_signals(),
+            local_s3(folder, access_key, secret_key, bucket or None, port=port or None) as s3,
+        ):
             print(f"S3 endpoint:  {s3.endpoint}")
             print(f"access key:   {s3.access_key}")
             print(f"secret key:   {s3.secret_key}")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,3 +139,43 @@ def check_report(work: Path, slug: str, profile: str) -> str:
             assert (report / "figures" / name).stat().st_size > 1000, name
     json.loads((report / "metrics.json").read_text())
     return readme
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode(errors="replace")
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].split()[0] != "Z"
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` in the process tree (from /proc), whatever session it started."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        children.setdefault(int(stat[stat.rfind(")") + 2 :].split()[1]), []).append(int(name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return [p for p in found if alive(p)]
+
+
+def wait_gone(pids, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds until none of ``pids`` is alive."""
+    deadline = time.monotonic() + timeout
+    while any(alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -3,8 +3,8 @@
 The flow is built from DVC's stage graph: one task per DVC stage named <stage>@<slug>. On a clone of the
 reproduced smoke repo it finds everything up to date and skips every task; after an evaluate param change it
 runs evaluate and report only; after an edit to the report's code it runs the code fingerprints, asks DVC again
-and runs the report only; `force` marks every stage stale; the report is published as a markdown artifact; the
-checkout's concurrency limit admits one run at a time.
+and runs the report only; `force` marks every stage stale; the report is published as a markdown artifact. (One run at
+a time per checkout: tests/core/test_lock.py and tests/integration/test_interrupt.py.)
 """
 
 from __future__ import annotations
@@ -103,17 +103,6 @@ def test_force_marks_every_stage_stale(scratch):
     steps = plan(scratch, lambda n: n.endswith(f"@{SLUG}"), force=False)
     assert [s.name for s in steps] == STAGES and not any(s.stale for s in steps)
     assert all(s.stale for s in plan(scratch, lambda n: n.endswith(f"@{SLUG}"), force=True))
-
-
-def test_one_dvc_run_per_checkout(prefect_harness, scratch):
-    from flows.reproduce import checkout_lock
-
-    with checkout_lock(scratch):
-        with pytest.raises(TimeoutError):
-            with checkout_lock(scratch, timeout_seconds=1):
-                pass
-    with checkout_lock(scratch, timeout_seconds=5):  # released again
-        pass
 
 
 def test_reproduce_all_plans_every_paper_with_one_dvc_status(prefect_harness, scratch, monkeypatch):
