@@ -34,25 +34,32 @@ def ols_simulation(
     return tuple(np.stack(a) for a in zip(*reps, strict=True))
 
 
+#: The real table's response column: prepare writes it last (train reads the table by position).
+REAL_TARGET = "target"
+#: The bundled diabetes table's feature columns, in the order prepare writes them (then :data:`REAL_TARGET`).
+DIABETES_FEATURES = ("age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6")
+
+
 def diabetes_frame():
+    """scikit-learn's diabetes table: the :data:`DIABETES_FEATURES` columns, then :data:`REAL_TARGET`."""
     import pandas as pd
     from sklearn.datasets import load_diabetes
 
     d = load_diabetes()
-    frame = pd.DataFrame(d.data, columns=d.feature_names)
-    frame["target"] = d.target.astype(float)
+    frame = pd.DataFrame(d.data, columns=d.feature_names)[list(DIABETES_FEATURES)]
+    frame[REAL_TARGET] = d.target.astype(float)
     return frame
 
 
 def read_table(path: Path, target: str):
-    """A CSV of numbers as a frame of its feature columns then ``target`` renamed to "target", or ValueError
+    """A CSV of numbers as a frame of its feature columns then ``target`` renamed to :data:`REAL_TARGET`, or ValueError
     naming the path and the problem (missing or unreadable file, no such column, a non-numeric column, the
     first row with a NaN or infinite value: icml25.tables)."""
     from icml25.tables import numeric_table, read_csv
 
     frame = read_csv(path)
     _, _, features = numeric_table(frame, target, str(path))
-    return frame[features + [target]].rename(columns={target: "target"})
+    return frame[features + [target]].rename(columns={target: REAL_TARGET})
 
 
 # ------------------------------------------------------------------------------ the prepared files

@@ -100,7 +100,7 @@ def test_an_interrupted_run_leaves_nothing_behind_and_the_next_run_proceeds(dvc_
     )
     stage = _wait_for(cli.pid, STAGE)
     tree = descendants(cli.pid)
-    assert len(tree) >= 5, tree  # server guard + server, flow guard + flow, dvc guard + dvc, stage
+    assert any("prefect server start" in _cmdline(p) for p in tree), tree
     os.kill(cli.pid, sig)
     code = cli.wait(timeout=60)
     if sig != signal.SIGKILL:

@@ -59,6 +59,9 @@ def test_great_expectations_suite_rejects_a_tampered_set(tmp_path, root):
     prepared.mkdir(parents=True)
     problems = list(problem_set("symbolic", [2, 3], 0, 2, seed=1))
     (prepared / "symbolic_c0.jsonl").write_text("".join(json.dumps(p) + "\n" for p in problems))
+    with pytest.raises(ValidationFailed, match="meta.json"):  # prepare always records its sets
+        run_stage(tmp_path, SLUG, "validate")
+    (prepared / "meta.json").write_text(json.dumps({"sets": {"symbolic_c0.jsonl": len(problems)}, "seed": 1}))
     run_stage(tmp_path, SLUG, "validate")  # the honest set passes
     problems[1]["answer"] = 7  # an integer answer on a symbolic problem
     problems[2]["op"] = 0
