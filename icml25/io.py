@@ -55,9 +55,43 @@ def read_jsonl(path: Path) -> list[Any]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
+def _rewrite_hint(path: Path) -> str:
+    """Which stage to re-run for a damaged artifact: the one whose folder (``prepared``, ...) holds it."""
+    from icml25.paths import STAGE_DIRS
+
+    for part in reversed(Path(path).parts):
+        for stage, folder in STAGE_DIRS.items():
+            if part == folder:
+                return f"re-run the {stage} stage that writes it"
+    return "write it again"
+
+
 def load_npz(path: Path) -> dict[str, Any]:
-    """Every array of an .npz, read once (indexing an NpzFile re-reads the member each time)."""
+    """Every array of an .npz, read once (indexing an NpzFile re-reads the member each time).
+
+    Pickled objects are never loaded. A missing, truncated or corrupt file (a copy cut short, a half-written
+    output, a damaged member) raises :class:`~icml25.errors.UserError` naming the file, not a traceback from
+    zipfile or numpy."""
+    import zipfile
+    import zlib
+
     import numpy as np
 
-    with np.load(path) as z:
-        return {k: z[k] for k in z.files}
+    from icml25.errors import UserError
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such file; {_rewrite_hint(path)}")
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError("a single .npy array, not an .npz archive")
+        with z:
+            return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, OSError) as exc:
+        if isinstance(exc, ValueError) and "allow_pickle" in str(exc):
+            problem = "holds pickled objects, which are never loaded"
+        else:
+            detail = str(exc).splitlines()[0] if str(exc) else ""
+            problem = f"is truncated or corrupt ({type(exc).__name__}{': ' + detail if detail else ''})"
+        raise UserError(f"{path}: this .npz file {problem}; {_rewrite_hint(path)}") from None

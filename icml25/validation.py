@@ -34,6 +34,8 @@ import functools
 import itertools
 import json
 import os
+import zipfile
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -199,15 +201,18 @@ def validate_frame(
     max_rows: int | None = None,
     ordered: bool = False,
     others: Others | None = None,
+    key: str | Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run the suite on a pandas DataFrame; returns the summary (``success``, failures by column).
 
     ``columns``: every column of the table, by name (an unexpected column fails), unless ``others`` allows a
     number of unnamed ones. ``rows``: the exact row count (else at least ``min_rows``, at most ``max_rows``).
-    ``ordered``: the columns must come in the order of ``columns`` (a reader takes them by position)."""
+    ``ordered``: the columns must come in the order of ``columns`` (a reader takes them by position).
+    ``key``: the column(s) naming a row (a file, a graph and run): a failure names its first bad rows by them."""
     import great_expectations as gx
     import pandas as pd
 
+    keys = [key] if isinstance(key, str) else list(key)
     if ordered and others is not None:
         raise ValueError("validate_frame: ordered columns need every column named (no others)")
     _, batches = _context()
@@ -320,14 +325,20 @@ def validate_frame(
             bad = long.loc[bad_rows]
             for column, part in bad.groupby("column", sort=True):
                 examples = part["value"].head(3).tolist()
+                where = _row_keys(
+                    frame, keys, [int(j) % len(frame) for j in part.index]
+                )  # melt: column-major
                 failures.append(
                     _failure(
                         "values",
                         r.expectation_config.type,
                         column,
-                        f"{r.expectation_config.type}, {len(part)} bad rows, e.g. {_show(examples[0])}",
+                        f"{r.expectation_config.type}, {len(part)} bad rows"
+                        + (f" ({', '.join(where)})" if where else "")
+                        + f", e.g. {_show(examples[0])}",
                         unexpected_count=int(len(part)),
                         examples=[_plain(v) for v in examples],
+                        **({"rows": where} if where else {}),
                     )
                 )
     return {
@@ -337,6 +348,19 @@ def validate_frame(
         "expectations": n_expectations,
         "failures": failures,
     }
+
+
+def _row_keys(frame: Any, keys: list[str], rows: list[int], n: int = 3) -> list[str]:
+    """``key=value`` labels of the first ``n`` of ``rows`` (positions in ``frame``), by the ``keys`` columns."""
+    keys = [k for k in keys if k in frame.columns]
+    if not keys:
+        return []
+    labels = []
+    for i in dict.fromkeys(rows):
+        labels.append(" ".join(f"{k}={frame[k].iloc[i]}" for k in keys))
+        if len(labels) == n:
+            break
+    return labels
 
 
 def _failure(check: str, expectation: str, column: Any, detail: str, **extra: Any) -> dict[str, Any]:
@@ -395,8 +419,8 @@ def npz_arrays(path: Path, expected: dict[str, tuple[str, int]]) -> tuple[dict[s
     try:
         data = np.load(path, allow_pickle=False)
         names = set(data.files)
-    except (OSError, ValueError, EOFError) as exc:
-        return arrays, dict.fromkeys(expected, f"unreadable file ({type(exc).__name__})")
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:  # truncated or garbled
+        return arrays, dict.fromkeys(expected, f"unreadable file ({type(exc).__name__}); re-run prepare")
     status = {}
     with data:
         for key, (kind, ndim) in expected.items():
@@ -408,8 +432,8 @@ def npz_arrays(path: Path, expected: dict[str, tuple[str, int]]) -> tuple[dict[s
             except ValueError:  # object arrays need pickle, which is never allowed here
                 status[key] = "pickled objects"
                 continue
-            except (OSError, EOFError) as exc:
-                status[key] = f"unreadable ({type(exc).__name__})"
+            except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+                status[key] = f"unreadable ({type(exc).__name__}); re-run prepare"
                 continue
             found = array_kind(a)
             if found not in KINDS.get(kind, (kind,)):

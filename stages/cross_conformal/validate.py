@@ -90,6 +90,7 @@ def run(ctx: StageContext) -> None:
             "simulation files",
             [Column("file", kind="string", values=tuple(names)), *ok_columns([*sim_arrays, "shapes"])],
             rows=len(names),
+            key="file",
         )
     ]
     columns = [
@@ -148,6 +149,7 @@ def run(ctx: StageContext) -> None:
                 *ok_columns([*split_arrays, "shapes"]),
             ],
             rows=1,
+            key="file",
         )
     )
     columns = [

@@ -95,6 +95,7 @@ def run(ctx: StageContext) -> None:
             "graph files",
             [graph_col, run_col, *ok_columns([*GRAPH_ARRAYS, "shapes"])],
             rows=len(graphs) * runs,
+            key=("graph", "run"),
         )
     ]
 

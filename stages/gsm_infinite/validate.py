@@ -129,6 +129,7 @@ def run(ctx: StageContext) -> None:
             "files",
             [Column("file", kind="string", values=tuple(sets)), *ok_columns(["read", "count"])],
             rows=len(sets),
+            key="file",
         )
     ]
     columns = [

@@ -40,6 +40,7 @@ def run(ctx: StageContext) -> None:
             "digits.npz",
             [Column("split", kind="string", values=SPLITS), *ok_columns(["x", "y", "shapes"])],
             rows=len(SPLITS),
+            key="split",
         ),
         validate_frame(
             pd.DataFrame({"images": [total if len(good) == len(SPLITS) else IMAGES]}),

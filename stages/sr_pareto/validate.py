@@ -62,6 +62,7 @@ def run(ctx: StageContext) -> None:
                 Column("features", kind="integer", min=1),
             ],
             rows=len(meta["datasets"]),
+            key="name",
         )
     ]
     spread = []
@@ -89,5 +90,5 @@ def run(ctx: StageContext) -> None:
         Column("distinct", kind="integer", min=2),
     ]
     frame = pd.DataFrame(spread, columns=[c.name for c in spread_columns])
-    summaries.append(validate_frame(frame, "columns", spread_columns, min_rows=0))
+    summaries.append(validate_frame(frame, "columns", spread_columns, min_rows=0, key=("dataset", "column")))
     write_validation(ctx.out, summaries)

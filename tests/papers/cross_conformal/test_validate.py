@@ -77,8 +77,14 @@ def test_an_array_dropped_or_turned_to_text_in_an_npz_fails_naming_it(work):
     d["train"] = d["train"].astype(str)
     np.savez(path, **d)
     message = failure(work)
-    assert "simulation files.y (expect_column_values_to_be_in_set, 1 bad rows, e.g. 'missing')" in message
-    assert "real splits file.train (expect_column_values_to_be_in_set, 1 bad rows, e.g. 'string, " in message
+    assert (
+        "simulation files.y (expect_column_values_to_be_in_set, 1 bad rows (file=sim_p005.npz), e.g. 'missing')"
+        in message
+    )
+    assert (
+        "real splits file.train (expect_column_values_to_be_in_set, 1 bad rows (file=real_splits.npz), e.g. 'string, "
+        in message
+    )
 
 
 def test_a_user_csv_missing_a_feature_fails(tmp_path, root):

@@ -75,8 +75,11 @@ def test_an_array_dropped_or_turned_to_text_in_a_draw_fails_naming_it(work):
     d["x"] = d["x"].astype(str)
     np.savez_compressed(path, **d)
     message = failure(work)
-    assert "graph files.y (expect_column_values_to_be_in_set, 1 bad rows, e.g. 'missing')" in message
     assert (
-        "graph files.x (expect_column_values_to_be_in_set, 1 bad rows, e.g. 'string, expected float')"
+        "graph files.y (expect_column_values_to_be_in_set, 1 bad rows (graph=sbm run=0), e.g. 'missing')"
+        in message
+    )
+    assert (
+        "graph files.x (expect_column_values_to_be_in_set, 1 bad rows (graph=digits run=0), e.g. 'string, expected float')"
         in message
     )

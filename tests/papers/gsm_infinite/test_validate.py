@@ -80,5 +80,9 @@ def test_a_broken_line_or_a_lost_problem_fails_naming_the_file(work):
     path.write_text(path.read_text() + "{not json\n")
     rewrite(work, "symbolic_c0.jsonl", lambda problems: problems[1:])
     message = failure(work)
-    assert "files.read (expect_column_values_to_be_in_set, 1 bad rows, e.g. 'line " in message
+    assert (
+        "files.read (expect_column_values_to_be_in_set, 1 bad rows (file=hard_c0.jsonl), e.g. 'line "
+        in message
+    )
+    assert "files.count (expect_column_values_to_be_in_set, 1 bad rows (file=symbolic_c0.jsonl)" in message
     assert "files.count" in message

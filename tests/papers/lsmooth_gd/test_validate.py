@@ -56,14 +56,16 @@ def rewrite(work, change) -> None:
 def test_deleted_labels_fail_naming_them(work):
     rewrite(work, lambda d: d.pop("y_test"))
     message = failure(work)
-    assert "digits.npz.y (expect_column_values_to_be_in_set, 1 bad rows, e.g. 'missing')" in message
+    assert (
+        "digits.npz.y (expect_column_values_to_be_in_set, 1 bad rows (split=test), e.g. 'missing')" in message
+    )
 
 
 def test_images_as_text_fail_naming_them(work):
     rewrite(work, lambda d: d.update(x_train=d["x_train"].astype(str)))
     message = failure(work)
     assert (
-        "digits.npz.x (expect_column_values_to_be_in_set, 1 bad rows, e.g. 'string, expected float')"
+        "digits.npz.x (expect_column_values_to_be_in_set, 1 bad rows (split=train), e.g. 'string, expected float')"
         in message
     )
 
