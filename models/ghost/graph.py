@@ -15,12 +15,16 @@ on top, so ``GCNConv`` sees every self-loop twice: w = 2 (the ``self_loop_weight
 
 from __future__ import annotations
 
+import importlib
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch.nn import functional as F
+
+from icml25.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -102,27 +106,126 @@ def make_digits_knn(num_nodes: int, k: int, seed: int) -> Graph:
 
 PLANETOID_FILES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 
+# Every global the Planetoid raw files (Python 2 pickles of scipy CSR matrices, numpy arrays and a
+# defaultdict(list)) name, under their old and their current module paths. Nothing else is looked up: a pickle
+# that names any other callable (os.system, builtins.eval, subprocess.Popen, ...) is refused before it is called.
+_PLANETOID_GLOBALS = {
+    ("numpy.core.multiarray", "_reconstruct"): ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"): ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"): ("numpy._core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"): ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"): ("numpy", "ndarray"),
+    ("numpy", "dtype"): ("numpy", "dtype"),
+    ("scipy.sparse.csr", "csr_matrix"): ("scipy.sparse", "csr_matrix"),
+    ("scipy.sparse._csr", "csr_matrix"): ("scipy.sparse", "csr_matrix"),
+    ("collections", "defaultdict"): ("collections", "defaultdict"),
+    ("copy_reg", "_reconstructor"): ("copyreg", "_reconstructor"),  # Python 2's name of copyreg
+    ("copyreg", "_reconstructor"): ("copyreg", "_reconstructor"),
+    ("__builtin__", "object"): ("builtins", "object"),
+    ("builtins", "object"): ("builtins", "object"),
+    ("__builtin__", "list"): ("builtins", "list"),
+    ("builtins", "list"): ("builtins", "list"),
+    ("_codecs", "encode"): ("_codecs", "encode"),  # bytes in protocol-0/2 pickles written by Python 3
+}
+
+
+class PlanetoidFileError(UserError):
+    """A Planetoid raw file that is not what the format holds: refused, never executed."""
+
+
+class _PlanetoidUnpickler(pickle.Unpickler):
+    """``pickle.Unpickler`` that resolves only :data:`_PLANETOID_GLOBALS`: loading a file can build arrays,
+    CSR matrices, lists and dicts, and cannot call anything else."""
+
+    def __init__(self, file, path: Path):
+        super().__init__(
+            file, encoding="latin1"
+        )  # Python 2 pickles, as PyG and the Planetoid authors read them
+        self._path = path
+
+    def find_class(self, module: str, name: str):
+        target = _PLANETOID_GLOBALS.get((module, name))
+        if target is None:
+            raise PlanetoidFileError(
+                f"{self._path}: refusing to unpickle {module}.{name}: a Planetoid raw file holds only numpy "
+                "arrays, scipy CSR matrices and a dict of lists (is it the file from the Planetoid data set?)"
+            )
+        return getattr(importlib.import_module(target[0]), target[1])
+
+    def persistent_load(self, pid):
+        raise PlanetoidFileError(f"{self._path}: refusing a persistent id; not a Planetoid raw file")
+
+
+def _read_planetoid_pickle(path: Path):
+    try:
+        with open(path, "rb") as f:
+            return _PlanetoidUnpickler(f, path).load()
+    except PlanetoidFileError:
+        raise
+    except Exception as exc:  # truncated, not a pickle, a class whose state does not fit
+        raise PlanetoidFileError(
+            f"{path}: not a readable Planetoid raw file ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _dense(obj, path: Path, dims: int = 2) -> np.ndarray:
+    arr = np.asarray(obj.todense() if hasattr(obj, "todense") else obj)
+    if arr.ndim != dims or arr.dtype == object:
+        raise PlanetoidFileError(f"{path}: expected a {dims}-d numeric matrix, got {arr.dtype} {arr.shape}")
+    return arr
+
 
 def load_planetoid(root: str | Path, name: str) -> Graph:
     """Cora / CiteSeer / PubMed from the Planetoid raw files in ``root/<name>/raw`` (never downloads).
 
-    PyG's ``Planetoid`` downloads when its raw files are missing; this loader checks them first and fails with
-    the list of missing files instead.
+    The files are read here, not through PyG's ``Planetoid`` (which downloads when files are missing and
+    unpickles them, and its processed cache, with plain ``pickle``/``torch.load``): a missing file is named,
+    and the pickles are read by an unpickler that builds only numpy arrays, scipy CSR matrices and a
+    ``defaultdict(list)`` and refuses any other global with :class:`PlanetoidFileError`, so a crafted file
+    cannot run code. The graph is the one PyG builds: ``x = [allx; tx]`` and ``y = argmax [ally; ty]`` with the
+    test rows put at ``test.index``, CiteSeer's isolated test nodes as zero rows, edges from ``graph``.
     """
     root = Path(root)
     raw = root / name / "raw"
-    missing = [
-        f"ind.{name.lower()}.{s}" for s in PLANETOID_FILES if not (raw / f"ind.{name.lower()}.{s}").exists()
-    ]
+    prefix = name.lower()
+    missing = [f"ind.{prefix}.{s}" for s in PLANETOID_FILES if not (raw / f"ind.{prefix}.{s}").exists()]
     if missing:
         raise FileNotFoundError(
             f"Planetoid data set {name!r} needs its raw files in {raw} (no downloads here); missing: "
             + ", ".join(missing)
         )
-    from torch_geometric.datasets import Planetoid
-
-    data = Planetoid(str(root), name)[0]
-    return make_graph(data.edge_index, data.x, data.y)
+    objs = {s: _read_planetoid_pickle(raw / f"ind.{prefix}.{s}") for s in PLANETOID_FILES[:-1]}
+    tx, allx = (_dense(objs[s], raw / f"ind.{prefix}.{s}") for s in ("tx", "allx"))
+    ty, ally = (_dense(objs[s], raw / f"ind.{prefix}.{s}") for s in ("ty", "ally"))
+    index_path = raw / f"ind.{prefix}.test.index"
+    try:
+        test_index = np.loadtxt(index_path, dtype=np.int64, ndmin=1)
+    except ValueError as exc:
+        raise PlanetoidFileError(f"{index_path}: not a list of node ids ({exc})") from None
+    graph = objs["graph"]
+    if not isinstance(graph, dict) or not all(isinstance(v, (list, tuple)) for v in graph.values()):
+        raise PlanetoidFileError(f"{raw / f'ind.{prefix}.graph'}: expected a dict of adjacency lists")
+    sorted_test = np.sort(test_index)
+    if prefix == "citeseer":  # isolated test nodes are missing from tx/ty: zero rows in their places
+        span = int(test_index.max() - test_index.min()) + 1
+        tx_ext = np.zeros((span, tx.shape[1]), dtype=tx.dtype)
+        tx_ext[sorted_test - test_index.min()] = tx
+        ty_ext = np.zeros((span, ty.shape[1]), dtype=ty.dtype)
+        ty_ext[sorted_test - test_index.min()] = ty
+        tx, ty = tx_ext, ty_ext
+    x = np.concatenate([allx, tx]).astype(np.float32)
+    y = np.concatenate([ally, ty]).argmax(axis=1)
+    try:
+        x[test_index] = x[sorted_test]
+        y[test_index] = y[sorted_test]
+    except IndexError as exc:
+        raise PlanetoidFileError(f"{index_path}: test ids do not fit the {len(y)} nodes ({exc})") from None
+    src = np.fromiter((k for k, v in graph.items() for _ in v), dtype=np.int64)
+    dst = np.fromiter((j for v in graph.values() for j in v), dtype=np.int64)
+    try:
+        return make_graph(np.stack([src, dst]), x, y)
+    except ValueError as exc:
+        raise PlanetoidFileError(f"{raw}: {exc}") from None
 
 
 def induced_edges(edge_index: torch.Tensor, nodes: torch.Tensor, num_nodes: int) -> torch.Tensor:

@@ -3,6 +3,7 @@ stage's graph draws per run and its errors."""
 
 from __future__ import annotations
 
+import collections
 import json
 import pickle
 
@@ -63,6 +64,73 @@ def test_planetoid_loader_names_the_missing_files(tmp_path):
     (tmp_path / "Cora" / "raw" / "ind.cora.tx").unlink()
     with pytest.raises(FileNotFoundError, match=r"missing: ind\.cora\.tx"):
         graph.load_planetoid(tmp_path, "Cora")
+
+
+def test_planetoid_loader_reads_python2_style_pickles(tmp_path):
+    """The real files are Python 2 pickles: protocol 0, copy_reg._reconstructor, scipy.sparse.csr and
+    numpy.core module paths, a defaultdict(list) graph. They load through the restricted unpickler."""
+    from models.ghost import graph
+
+    n, labels = write_planetoid(tmp_path)
+    raw = tmp_path / "Cora" / "raw"
+    for key in ("x", "tx", "allx", "y", "ty", "ally", "graph"):
+        obj = pickle.loads((raw / f"ind.cora.{key}").read_bytes())
+        if key == "graph":
+            obj = collections.defaultdict(list, obj)
+        old = pickle.dumps(obj, protocol=0)
+        old = old.replace(b"scipy.sparse._csr\n", b"scipy.sparse.csr\n").replace(
+            b"numpy._core.", b"numpy.core."
+        )
+        assert b"copy_reg\n_reconstructor" in old or key != "x"
+        (raw / f"ind.cora.{key}").write_bytes(old)
+    g = graph.load_planetoid(tmp_path, "Cora")
+    assert g.num_nodes == n and g.y.tolist() == labels.tolist() and g.edge_index.shape[1] == 4 * n
+
+
+class _Exploit:
+    """Unpickling this calls os.system: what a crafted raw file would do under plain pickle."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return os.system, (f"touch {self.marker}",)
+
+
+@pytest.mark.parametrize("payload", ["os.system", "outside the allow-list", "truncated"])
+def test_planetoid_loader_refuses_a_crafted_pickle_without_running_it(tmp_path, payload):
+    from models.ghost import graph
+
+    write_planetoid(tmp_path)
+    target = tmp_path / "Cora" / "raw" / "ind.cora.graph"
+    marker = tmp_path / "pwned"
+    if payload == "os.system":
+        target.write_bytes(pickle.dumps({0: [1], 1: [_Exploit(marker)]}))
+        match = r"ind\.cora\.graph: refusing to unpickle (posix|os)\.system"
+    elif payload == "outside the allow-list":  # an innocent-looking class that is still not in the format
+        target.write_bytes(pickle.dumps(collections.OrderedDict({0: [1]})))
+        match = r"refusing to unpickle collections\.OrderedDict"
+    else:
+        target.write_bytes(target.read_bytes()[:20])
+        match = r"ind\.cora\.graph: not a readable Planetoid raw file"
+    with pytest.raises(graph.PlanetoidFileError, match=match) as info:
+        graph.load_planetoid(tmp_path, "Cora")
+    assert isinstance(info.value, UserError) and "\n" not in str(info.value)  # the CLI's one line
+    assert not marker.exists()  # refused before anything was called
+
+
+def test_prepare_reports_a_crafted_planetoid_file_as_a_user_error(tmp_path, root):
+    planetoid = tmp_path / "data" / "ghost" / "input" / "planetoid"
+    write_planetoid(planetoid)
+    marker = tmp_path / "pwned"
+    (planetoid / "Cora" / "raw" / "ind.cora.x").write_bytes(pickle.dumps(_Exploit(marker)))
+    params = _params(root, graphs=["planetoid"], planetoid_root="planetoid", num_clients=2, least_samples=3)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(UserError, match=r"ind\.cora\.x: refusing to unpickle"):
+        run_stage(tmp_path, "ghost", "prepare")
+    assert not marker.exists()
 
 
 def _params(root, **prepare):
