@@ -18,7 +18,10 @@ Any other ell: adaptive quadrature (scipy.integrate.quad, relative tolerance 1e-
 
 An ell can be written as an expression in ``s`` (numbers, s, + - * / ** and parentheses), parsed by an
 allow-listed walk over Python's AST (never eval; sympy's parsers call eval). It must be positive and
-non-decreasing: both are checked on a log-spaced grid of s in [0, 1e8] when the expression is parsed.
+non-decreasing: both are checked on a log-spaced grid of s in [0, 1e8] when the expression is parsed. Limits that
+keep a hostile or mistyped expression a one-line error: at most 1,000 characters, parentheses and operators
+nested at most 50 deep, and every number a finite float64 (a 400-digit literal is refused, not an
+OverflowError); an expression that overflows float64 on the grid is refused as such.
 """
 
 from __future__ import annotations
@@ -36,7 +39,37 @@ _BINOPS = {
     ast.Div: operator.truediv,
     ast.Pow: operator.pow,
 }
+MAX_LENGTH = 1000  # characters of an ell expression
+MAX_DEPTH = 50  # nesting of parentheses, and of operators in the syntax tree
 CHECK_GRID = [0.0] + [10.0**e for e in range(-6, 9)] + [x * 10.0**e for e in range(-3, 8) for x in (2, 5)]
+
+
+def _show(text: str, limit: int = 60) -> str:
+    """``repr(text)``, cut to about ``limit`` characters: an error message stays one short line."""
+    r = repr(str(text))
+    return r if len(r) <= limit else r[: limit - 5] + "...'" + f" ({len(str(text))} chars)"
+
+
+def _paren_depth(source: str) -> int:
+    depth = deepest = 0
+    for ch in source:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
+
+
+def _tree_depth(tree: ast.AST) -> int:
+    """How deeply expressions nest in the syntax tree (``s + s + s``: 3), computed without recursion."""
+    deepest, stack = 0, [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        depth += isinstance(node, ast.expr)
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _compile(node: ast.AST, text: str) -> Callable[[float], float]:
@@ -47,12 +80,20 @@ def _compile(node: ast.AST, text: str) -> Callable[[float], float]:
         and isinstance(node.value, int | float)
         and not isinstance(node.value, bool)
     ):
-        c = float(node.value)
+        try:
+            c = float(node.value)
+        except OverflowError:
+            c = math.inf
+        if not math.isfinite(c):
+            digits = len(str(abs(node.value))) if isinstance(node.value, int) else None
+            literal = ast.get_source_segment(str(text).strip().replace("^", "**"), node) or str(node.value)
+            what = f"a {digits}-digit number" if digits else f"the number {_show(literal)}"
+            raise ValueError(f"ell {_show(text)}: {what} is beyond float64 (at most about 1.8e308)")
         return lambda s: c
     if isinstance(node, ast.Name):
         if node.id != "s":
             raise ValueError(
-                f"ell {text!r}: unknown name {node.id!r} (only s, the gradient norm, is allowed)"
+                f"ell {_show(text)}: unknown name {_show(node.id)} (only s, the gradient norm, is allowed)"
             )
         return lambda s: s
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
@@ -62,7 +103,9 @@ def _compile(node: ast.AST, text: str) -> Callable[[float], float]:
         f, a, b = _BINOPS[type(node.op)], _compile(node.left, text), _compile(node.right, text)
         return lambda s: f(a(s), b(s))
     what = type(node).__name__
-    raise ValueError(f"ell {text!r}: {what} is not allowed (only numbers, s, + - * / ** and parentheses)")
+    raise ValueError(
+        f"ell {_show(text)}: {what} is not allowed (only numbers, s, + - * / ** and parentheses)"
+    )
 
 
 @dataclass(frozen=True)
@@ -103,10 +146,23 @@ class Ell:
     def parse(text: str) -> Ell:
         """An ell from an expression in s; recognises the closed-form families; checks positivity and
         monotonicity on a grid."""
+        text = str(text)
+        source = text.strip().replace("^", "**")
+        if len(source) > MAX_LENGTH:
+            raise ValueError(
+                f"ell {_show(text)}: {len(source)} characters long, at most {MAX_LENGTH} allowed"
+            )
+        if _paren_depth(source) > MAX_DEPTH:
+            raise ValueError(f"ell {_show(text)}: parentheses nested deeper than {MAX_DEPTH}")
         try:
-            tree = ast.parse(str(text).strip().replace("^", "**"), mode="eval")
-        except SyntaxError:
-            raise ValueError(f"ell {text!r}: not a valid expression") from None
+            tree = ast.parse(source, mode="eval")
+        # ValueError: a NUL byte, an integer literal beyond Python's digit limit
+        except (SyntaxError, ValueError):
+            raise ValueError(f"ell {_show(text)}: not a valid expression") from None
+        except (RecursionError, MemoryError):
+            raise ValueError(f"ell {_show(text)}: nested deeper than {MAX_DEPTH}") from None
+        if _tree_depth(tree) > MAX_DEPTH:
+            raise ValueError(f"ell {_show(text)}: operators nested deeper than {MAX_DEPTH}")
         raw = _compile(tree, text)
 
         def fn(s: float) -> float:
@@ -116,16 +172,18 @@ class Ell:
         for s in CHECK_GRID:
             try:
                 v = fn(s)
-            except (ZeroDivisionError, OverflowError, ValueError, TypeError):
-                raise ValueError(f"ell {text!r} is not defined at s = {s:g}") from None
+            except OverflowError:
+                raise ValueError(f"ell {_show(text)} overflows float64 at s = {s:g}") from None
+            except (ZeroDivisionError, ValueError, TypeError):
+                raise ValueError(f"ell {_show(text)} is not defined at s = {s:g}") from None
             if isinstance(v, complex) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"ell {text!r} must be positive and finite; ell({s:g}) = {v}")
+                raise ValueError(f"ell {_show(text)} must be positive and finite; ell({s:g}) = {v}")
             values.append((s, v))
         values.sort()
         for (s0, v0), (s1, v1) in zip(values, values[1:], strict=False):
             if v1 < v0 * (1 - 1e-12):
                 raise ValueError(
-                    f"ell {text!r} must be non-decreasing; ell({s0:g}) = {v0:g} > ell({s1:g}) = {v1:g}"
+                    f"ell {_show(text)} must be non-decreasing; ell({s0:g}) = {v0:g} > ell({s1:g}) = {v1:g}"
                 )
         return _recognise(fn, str(text))
 

@@ -59,20 +59,24 @@ def front_of_table(
     """The APO front of a pandas DataFrame as a DataFrame in the published columns (the Python entry).
 
     ValueError on a length outside 1-9 or even, an unknown optimiser, or a table that is not numeric, finite,
-    free of constant columns and at least ``max_length + 1`` rows long (those messages start with ``where``)."""
+    free of constant columns and at least ``max_length + 1`` rows long, or a target whose scale float64 cannot
+    square (its MSE would overflow or underflow) (those messages start with ``where``)."""
     import pandas as pd
 
     from icml25.tables import numeric_table
 
     from .fit import OPTIMIZERS
-    from .front import COLUMNS, apo_front
+    from .front import COLUMNS, ScaleError, apo_front
 
     if not 1 <= max_length <= 9 or max_length % 2 == 0:
         raise ValueError(f"max length must be an odd number of nodes from 1 to 9, got {max_length}")
     if optimizer != "fast" and optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; one of fast, {', '.join(OPTIMIZERS)}")
     X, y, _ = numeric_table(frame, target, where, min_rows=max_length + 1, reject_constant=True)
-    rows = apo_front(X, y, max_length, optimizer, seed=seed, n_jobs=n_jobs, progress=progress)
+    try:
+        rows = apo_front(X, y, max_length, optimizer, seed=seed, n_jobs=n_jobs, progress=progress)
+    except ScaleError as exc:
+        raise ValueError(f"{where}: column {target!r}: {exc}") from None
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -24,12 +24,51 @@ from .grammar import OPS, Expr, enumerate_full, enumerate_karva, length, show
 COLUMNS = ["EquationLength", "EquationStructure", "EquationParameters", "NumericalIterations", "MSE", "R2"]
 
 
+class ScaleError(ValueError):
+    """A target whose squared errors cannot be represented in float64 (its variance overflows or underflows)."""
+
+
+_TINY = float(np.finfo(float).tiny)
+
+
+def _zscore(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(v - mean) / std`` per column, var(v) and log10 std(v), for columns of any finite scale.
+
+    The direct computation squares v: a column of scale 1e300 overflows (std = inf, every z-score 0) and one of
+    scale 1e-300 underflows (std = 0). Such a column is z-scored as v / max|v| instead (the same z-scores up to
+    rounding); columns the direct computation handles keep its exact values. The variance returned is the
+    true one, which can itself be inf or 0 when beyond float64."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        z, var = (v - v.mean(axis=0)) / v.std(axis=0), v.var(axis=0)
+        m = np.max(np.abs(v), axis=0)
+        m = np.where(m > 0, m, 1.0)
+        u = v / m
+        su = u.std(axis=0)
+        zu = (u - u.mean(axis=0)) / su
+        log_std = np.log10(su) + np.log10(m)
+        fine = np.isfinite(var) & (var >= _TINY) & np.all(np.isfinite(z), axis=0)
+        return np.where(fine, z, zu), np.where(fine, var, (su * m) ** 2), log_std
+
+
 def standardize(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """z-score the columns of X (rows x features) and y; returns X^T (features x rows), y_z and var(y)."""
+    """z-score the columns of X (rows x features) and y; returns X^T (features x rows), y_z and var(y).
+
+    Any finite scale of X and y is z-scored correctly (see :func:`_zscore`). MSE is reported in y's units, that
+    is the standardised MSE times var(y): a y whose variance overflows float64 (std above ~1e154) or underflows
+    it (std below ~1e-154) raises :class:`ScaleError` rather than giving R2 = 1.0 with an empty MSE."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
-    return Xs.T.copy(), (y - y.mean()) / y.std(), float(y.var())
+    Xs, _, _ = _zscore(X)
+    yz, y_var, log_std = _zscore(y)
+    if not (math.isfinite(y_var) and y_var >= _TINY):
+        if np.isfinite(log_std):  # not constant: a scale float64 cannot square
+            e = round(float(log_std))
+            how = f"divide it by 1e{e}" if e > 0 else f"multiply it by 1e{-e}"
+            raise ScaleError(
+                f"the target's standard deviation is about 1e{e}: its variance, and so the MSE column, "
+                f"{'overflows' if e > 0 else 'underflows'} float64; rescale the target ({how})"
+            )
+    return Xs.T.copy(), yz, float(y_var)
 
 
 def expressions(

@@ -121,3 +121,33 @@ def test_step_command_errors_are_one_line(capsys, ell, norm, message):
     assert cli_main(["lsmooth_gd", "step", "--ell", ell, "--grad-norm", norm]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("ell", "message"),
+    [
+        ("1" * 400, "a 400-digit number is beyond float64"),
+        ("1" * 400 + " + s", "a 400-digit number is beyond float64"),
+        ("1e400 + s", "the number '1e400' is beyond float64"),
+        ("10**400", "overflows float64 at s = 0"),
+        ("9^9^9^9", "overflows float64 at s = 0"),
+        ("(1 + s)^1000", "overflows float64 at s = 10"),
+        ("(" * 51 + "1 + s" + ")" * 51, "parentheses nested deeper than 50"),
+        ("(" * 300 + "1 + s" + ")" * 300, "parentheses nested deeper than 50"),
+        ("+".join(["s"] * 51), "operators nested deeper than 50"),
+        ("-" * 60 + "s", "operators nested deeper than 50"),
+        ("+".join(["1"] * 3000), "5999 characters long, at most 1000 allowed"),
+    ],
+)
+def test_step_command_refuses_huge_numbers_and_deep_nesting_in_one_line(capsys, ell, message):
+    """A 400-digit literal was an OverflowError traceback, 3,000 terms a RecursionError: now each is one short
+    line (the expression is echoed cut to ~60 characters)."""
+    assert cli_main(["lsmooth_gd", "step", f"--ell={ell}", "--grad-norm", "5"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and len(err) < 250, err
+    assert "Traceback" not in err
+
+
+def test_nesting_up_to_the_limit_still_parses():
+    assert Ell.parse("(" * 50 + "1 + s" + ")" * 50).kind == "affine"
+    assert Ell.parse("+".join(["s"] * 49) + " + 1").kind == "affine"

@@ -61,6 +61,43 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(csv, tmp_path, capsys,
     assert not out.exists() and not list(tmp_path.glob(".*tmp"))
 
 
+@pytest.mark.parametrize(("scale", "message"), [(1e300, "overflows"), (1e-300, "underflows")])
+def test_a_target_whose_squares_leave_float64_is_refused(csv, tmp_path, capsys, scale, message):
+    """y * 1e300 used to give R2 = 1.0 for every length with an empty MSE (the squared deviations overflowed,
+    every z-score became 0); y * 1e-300 an empty front. Now a one-line error that says what to do."""
+    frame = pd.read_csv(csv)
+    frame.assign(y=frame.y * scale).to_csv(csv, index=False)
+    out = tmp_path / "front.csv"
+    code = cli_main(["sr_pareto", "front", str(csv), "--target", "y", "--max-length", "3", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"column 'y': the target's standard deviation is about 1e{int(np.log10(scale))}" in err
+    assert f"MSE column, {message} float64; rescale the target" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("column", ["x0", "y"])
+def test_extreme_but_representable_scales_give_the_true_front(csv, tmp_path, column):
+    """Features of scale 1e300 (whose squares overflow) are z-scored on a rescaled copy: the planted Sub(x0, x1)
+    is found exactly (R2 was 0.0 before). A target of scale 1e150 keeps a finite MSE in its own units."""
+    frame = pd.read_csv(csv)
+    scale = 1e300 if column == "x0" else 1e150
+    if column == "x0":
+        frame = frame.assign(x0=frame.x0 * scale, x1=frame.x1 * scale)
+    else:
+        frame = frame.assign(y=frame.y * scale)
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "front.csv"
+    assert (
+        cli_main(["sr_pareto", "front", str(csv), "--target", "y", "--max-length", "3", "-o", str(out)]) == 0
+    )
+    front = pd.read_csv(out)
+    assert front.EquationStructure.iloc[1] == "Sub(xdata[0],xdata[1])" and front.R2.iloc[1] >= 1 - 1e-8
+    assert np.isfinite(front.MSE).all() and (front.MSE >= 0).all()
+    y_var = float(np.var(frame.y / scale)) * scale**2 if column == "y" else float(np.var(frame.y))
+    assert front.MSE.iloc[0] == pytest.approx(y_var * (1 - front.R2.iloc[0]), rel=1e-6)
+
+
 def test_missing_file_is_a_clean_error(tmp_path, capsys):
     code = cli_main(["sr_pareto", "front", str(tmp_path / "none.csv"), "--target", "y"])
     err = capsys.readouterr().err
