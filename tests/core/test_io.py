@@ -104,4 +104,8 @@ def test_validate_on_a_truncated_npz_fails_naming_the_file(tmp_path, root):
     with pytest.raises(ValidationFailed) as info:
         run_stage(tmp_path, "cross_conformal", "validate")
     msg = str(info.value)
-    assert "file=sim_p005.npz" in msg and "unreadable file (BadZipFile); re-run prepare" in msg and "\n" not in msg
+    assert (
+        "file=sim_p005.npz" in msg
+        and "unreadable file (BadZipFile); re-run prepare" in msg
+        and "\n" not in msg
+    )
