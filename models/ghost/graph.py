@@ -15,7 +15,6 @@ on top, so ``GCNConv`` sees every self-loop twice: w = 2 (the ``self_loop_weight
 
 from __future__ import annotations
 
-import importlib
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,27 +105,38 @@ def make_digits_knn(num_nodes: int, k: int, seed: int) -> Graph:
 
 PLANETOID_FILES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 
+
 # Every global the Planetoid raw files (Python 2 pickles of scipy CSR matrices, numpy arrays and a
 # defaultdict(list)) name, under their old and their current module paths. Nothing else is looked up: a pickle
 # that names any other callable (os.system, builtins.eval, subprocess.Popen, ...) is refused before it is called.
-_PLANETOID_GLOBALS = {
-    ("numpy.core.multiarray", "_reconstruct"): ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy._core.multiarray", "_reconstruct"): ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"): ("numpy._core.multiarray", "scalar"),
-    ("numpy._core.multiarray", "scalar"): ("numpy._core.multiarray", "scalar"),
-    ("numpy", "ndarray"): ("numpy", "ndarray"),
-    ("numpy", "dtype"): ("numpy", "dtype"),
-    ("scipy.sparse.csr", "csr_matrix"): ("scipy.sparse", "csr_matrix"),
-    ("scipy.sparse._csr", "csr_matrix"): ("scipy.sparse", "csr_matrix"),
-    ("collections", "defaultdict"): ("collections", "defaultdict"),
-    ("copy_reg", "_reconstructor"): ("copyreg", "_reconstructor"),  # Python 2's name of copyreg
-    ("copyreg", "_reconstructor"): ("copyreg", "_reconstructor"),
-    ("__builtin__", "object"): ("builtins", "object"),
-    ("builtins", "object"): ("builtins", "object"),
-    ("__builtin__", "list"): ("builtins", "list"),
-    ("builtins", "list"): ("builtins", "list"),
-    ("_codecs", "encode"): ("_codecs", "encode"),  # bytes in protocol-0/2 pickles written by Python 3
-}
+def _planetoid_globals() -> dict[tuple[str, str], object]:
+    """The only globals a Planetoid raw file may name (module, name), under their Python 2 and 3 names."""
+    import _codecs
+    import builtins
+    import collections
+    import copyreg
+
+    import scipy.sparse
+    from numpy._core import multiarray
+
+    return {
+        ("numpy.core.multiarray", "_reconstruct"): multiarray._reconstruct,
+        ("numpy._core.multiarray", "_reconstruct"): multiarray._reconstruct,
+        ("numpy.core.multiarray", "scalar"): multiarray.scalar,
+        ("numpy._core.multiarray", "scalar"): multiarray.scalar,
+        ("numpy", "ndarray"): np.ndarray,
+        ("numpy", "dtype"): np.dtype,
+        ("scipy.sparse.csr", "csr_matrix"): scipy.sparse.csr_matrix,
+        ("scipy.sparse._csr", "csr_matrix"): scipy.sparse.csr_matrix,
+        ("collections", "defaultdict"): collections.defaultdict,
+        ("copy_reg", "_reconstructor"): copyreg._reconstructor,  # Python 2's name of copyreg
+        ("copyreg", "_reconstructor"): copyreg._reconstructor,
+        ("__builtin__", "object"): builtins.object,
+        ("builtins", "object"): builtins.object,
+        ("__builtin__", "list"): builtins.list,
+        ("builtins", "list"): builtins.list,
+        ("_codecs", "encode"): _codecs.encode,  # bytes in protocol-0/2 pickles written by Python 3
+    }
 
 
 class PlanetoidFileError(UserError):
@@ -134,23 +144,23 @@ class PlanetoidFileError(UserError):
 
 
 class _PlanetoidUnpickler(pickle.Unpickler):
-    """``pickle.Unpickler`` that resolves only :data:`_PLANETOID_GLOBALS`: loading a file can build arrays,
+    """``pickle.Unpickler`` that resolves only :func:`_planetoid_globals`: loading a file can build arrays,
     CSR matrices, lists and dicts, and cannot call anything else."""
 
     def __init__(self, file, path: Path):
-        super().__init__(
-            file, encoding="latin1"
-        )  # Python 2 pickles, as PyG and the Planetoid authors read them
+        # Python 2 pickles, read as PyG and the Planetoid authors read them
+        super().__init__(file, encoding="latin1")
         self._path = path
+        self._allowed = _planetoid_globals()
 
     def find_class(self, module: str, name: str):
-        target = _PLANETOID_GLOBALS.get((module, name))
+        target = self._allowed.get((module, name))
         if target is None:
             raise PlanetoidFileError(
                 f"{self._path}: refusing to unpickle {module}.{name}: a Planetoid raw file holds only numpy "
                 "arrays, scipy CSR matrices and a dict of lists (is it the file from the Planetoid data set?)"
             )
-        return getattr(importlib.import_module(target[0]), target[1])
+        return target
 
     def persistent_load(self, pid):
         raise PlanetoidFileError(f"{self._path}: refusing a persistent id; not a Planetoid raw file")
