@@ -1,7 +1,7 @@
 """`icml25 run <slug>|all [--profile P] [--force]` and `make repro`.
 
 1. Check every paper's params before any work (a bad value fails here, naming its key path).
-2. Take the checkout's run lock (:mod:`icml25.lock`) before touching anything: a second run waits, saying
+2. Then take the checkout's run lock (:mod:`icml25.lock`) before touching anything: a second run waits, saying
    which run holds it (``--lock-timeout`` bounds the wait). The flow inherits the lock.
 3. Profiles other than quick run in a scratch copy (runs/<profile>/, fresh DVC cache, rebuilt under the lock):
    the checkout is never touched by a smoke or paper run.
@@ -30,12 +30,13 @@ from icml25.scratch import make_scratch
 def run_from_cli(
     root: Path, target: str, profile: str = "quick", force: bool = False, lock_timeout: float | None = None
 ) -> int:
+    check_all(root)  # a bad value fails before anything is written, the lock file included
     with procs.exit_on_signals(), checkout_lock(root, timeout=lock_timeout) as lock_fd:
         return _run_locked(root, target, profile, force, lock_fd)
 
 
 def _run_locked(root: Path, target: str, profile: str, force: bool, lock_fd: int) -> int:
-    params = check_all(root)
+    params = check_all(root)  # again: params.yaml may have changed while this run waited
     slugs = implemented(params)
     if target != "all" and target not in slugs:
         from icml25.registry import entry
