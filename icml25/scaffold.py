@@ -20,7 +20,7 @@ from .registry import entry
 INIT = '''\
 """$title: the controlled CPU reproduction.
 
-$authors. ICML 2025. Official code: $code.
+$cite. ICML 2025. Official code: $code.
 
 TODO: the equations this reproduction implements, and what each stage does.
 """
@@ -39,7 +39,7 @@ class Prepare:
 
 PAPER = Paper(
     slug="$slug",
-    citation="$authors. *$title*. ICML 2025.",
+    citation="$cite. *$title*. ICML 2025.",
     url="$code",
     schema={"prepare": Prepare},
 )
@@ -244,6 +244,7 @@ def new_paper(root: Path, slug: str) -> list[Path]:
         "slug": slug,
         "title": e.title,
         "authors": e.authors,
+        "cite": e.authors.rstrip("."),  # "Zang et al." + ". ICML" must not read "al.. ICML"
         "code": f"https://github.com/{e.code}" if "/" in e.code else e.code,
         "number": e.number,
     }

@@ -179,3 +179,12 @@ def wait_gone(pids, timeout: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def planned_slug(root: Path) -> str:
+    """The first catalogue paper that params.yaml does not implement yet (what `icml25 new` may scaffold)."""
+    from icml25.params import implemented, load_params
+    from icml25.registry import CATALOGUE
+
+    done = set(implemented(load_params(root)))
+    return next(e.slug for e in CATALOGUE if e.slug not in done)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from icml25.registry import CATALOGUE
-from tests.helpers import icml25
+from tests.helpers import icml25, planned_slug
 
 HEAVY = ("torch", "lightning", "great_expectations", "prefect", "dvc", "pandas", "stages", "models")
 
@@ -65,7 +65,7 @@ def test_core_commands_run_without_the_orchestration_layer(root):
 def test_unknown_paper_and_planned_paper(root):
     out = icml25(root, "run", "nope")
     assert out.returncode == 2 and "unknown paper 'nope'" in out.stderr and "Traceback" not in out.stderr
-    out = icml25(root, "run", "ucb_ogd")
+    out = icml25(root, "run", planned_slug(root))
     assert out.returncode == 2 and "planned, not implemented" in out.stderr
 
 

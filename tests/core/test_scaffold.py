@@ -9,8 +9,9 @@ import sys
 import yaml
 
 from icml25.scratch import dvc_env, make_scratch
+from tests.helpers import ROOT, planned_slug
 
-SLUG = "ucb_ogd"
+SLUG = planned_slug(ROOT)
 
 
 def _run(work, *args):
@@ -36,6 +37,7 @@ def test_a_new_paper_passes_its_tests_before_any_method_exists(root, tmp_path):
     for rel in ("params.yaml", "profiles/smoke.yaml", "profiles/paper.yaml"):
         assert SLUG in yaml.safe_load((work / rel).read_text())["papers"], rel
     assert f"slug: {SLUG}" in (work / "prefect.yaml").read_text()
+    assert "al.." not in (work / "stages" / SLUG / "__init__.py").read_text()  # "et al." + ". ICML 2025"
     assert f"reports/{SLUG}/claims.json" in (work / "dvc.yaml").read_text()
     for args in (["-m", "icml25", "check"], ["-m", "icml25", "layers"], ["-m", "icml25", "sync", "--check"]):
         out = _run(work, *args)
