@@ -35,7 +35,12 @@ CATALOGUE: tuple[Entry, ...] = (
         "JiaruQian/GHOST",
     ),
     Entry(
-        2, "ucb_ogd", "Adaptive data collection across distributions (UCB-OGD)", "Zang et al.", "none public"
+        2,
+        "ucb_ogd",
+        "Adaptive data collection across distributions (UCB-OGD)",
+        "Zang et al.",
+        "none public",
+        has_tools=True,
     ),
     Entry(3, "issm", "Interventional state-space models", "Nejatbakhsh et al.", "amin-nejat/issm"),
     Entry(
