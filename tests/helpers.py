@@ -188,3 +188,21 @@ def planned_slug(root: Path) -> str:
 
     done = set(implemented(load_params(root)))
     return next(e.slug for e in CATALOGUE if e.slug not in done)
+
+
+def prepared_main(work: Path, slug: str) -> Path:
+    """``data/<slug>/prepared/main`` of a scratch root (the ``work`` fixture of tests/papers/conftest.py)."""
+    return work / "data" / slug / "prepared" / "main"
+
+
+def validation_failure(work: Path, slug: str) -> str:
+    """Run ``slug``'s validate stage in ``work``, expect ValidationFailed (and no validation.json); its message."""
+    import pytest
+
+    from icml25.errors import ValidationFailed
+    from icml25.runner import run_stage
+
+    with pytest.raises(ValidationFailed) as info:
+        run_stage(work, slug, "validate")
+    assert not (work / "data" / slug / "validated" / "validation.json").exists()
+    return str(info.value)

@@ -4,42 +4,17 @@ column; the untouched files pass."""
 
 from __future__ import annotations
 
-import shutil
+import functools
 
 import pandas as pd
-import pytest
 
-from icml25.errors import ValidationFailed
 from icml25.runner import run_stage
+from tests.helpers import prepared_main, validation_failure
 
 SLUG = "model_independence"
 
-
-@pytest.fixture(scope="module")
-def prepared(smoke):
-    """The smoke workspace (its prepared folder written once: by the pipeline, or here if it has not run)."""
-    if not (smoke.root / "data" / SLUG / "prepared" / "main").exists():
-        run_stage(smoke.root, SLUG, "prepare")
-    return smoke.root
-
-
-@pytest.fixture
-def work(prepared, tmp_path):
-    """A scratch root holding the smoke params and a copy of the prepared files (free to tamper with)."""
-    shutil.copy(prepared / "params.yaml", tmp_path / "params.yaml")
-    shutil.copytree(prepared / "data" / SLUG / "prepared", tmp_path / "data" / SLUG / "prepared")
-    return tmp_path
-
-
-def main(work):
-    return work / "data" / SLUG / "prepared" / "main"
-
-
-def failure(work) -> str:
-    with pytest.raises(ValidationFailed) as info:
-        run_stage(work, SLUG, "validate")
-    assert not (work / "data" / SLUG / "validated" / "validation.json").exists()
-    return str(info.value)
+main = functools.partial(prepared_main, slug=SLUG)
+failure = functools.partial(validation_failure, slug=SLUG)
 
 
 def test_the_prepared_files_pass(work):

@@ -4,40 +4,20 @@ ValidationFailed naming it; the untouched files pass. And prepare with `source: 
 
 from __future__ import annotations
 
-import shutil
+import functools
 
 import numpy as np
 import pytest
 import yaml
 
-from icml25.errors import UserError, ValidationFailed
+from icml25.errors import UserError
 from icml25.runner import run_stage
+from tests.helpers import prepared_main, validation_failure
 
 SLUG = "ucb_ogd"
 
-
-@pytest.fixture(scope="module")
-def prepared(smoke):
-    if not (smoke.root / "data" / SLUG / "prepared" / "main").exists():
-        run_stage(smoke.root, SLUG, "prepare")
-    return smoke.root
-
-
-@pytest.fixture
-def work(prepared, tmp_path):
-    shutil.copy(prepared / "params.yaml", tmp_path / "params.yaml")
-    shutil.copytree(prepared / "data" / SLUG / "prepared", tmp_path / "data" / SLUG / "prepared")
-    return tmp_path
-
-
-def main(work):
-    return work / "data" / SLUG / "prepared" / "main"
-
-
-def failure(work) -> str:
-    with pytest.raises(ValidationFailed) as info:
-        run_stage(work, SLUG, "validate")
-    return str(info.value)
+main = functools.partial(prepared_main, slug=SLUG)
+failure = functools.partial(validation_failure, slug=SLUG)
 
 
 def test_untouched_files_pass(work):
