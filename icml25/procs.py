@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 GRACE_S = 10.0
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -50,14 +50,32 @@ def _pdeathsig(sig: int) -> bool:
 _SHELLS = {"sh", "bash", "dash", "zsh", "fish", "ksh"}
 
 
-def _ppid_of(pid: int) -> int | None:
-    """The parent PID of ``pid`` (Linux /proc), None if it is gone or unknown."""
+class ProcStat(NamedTuple):
+    state: str  # "R", "S", "Z" (zombie), ...
+    ppid: int
+    pgrp: int
+
+
+def proc_stat(pid: int | str) -> ProcStat | None:
+    """State, parent PID and process group of ``pid`` from Linux's /proc/<pid>/stat; None if gone or unknown."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read().decode(errors="replace")
-        return int(stat[stat.rfind(")") + 2 :].split()[1])
-    except (OSError, ValueError, IndexError):
+        state, ppid, pgrp = stat[stat.rfind(")") + 2 :].split()[:3]  # after "pid (comm) "
+        return ProcStat(state, int(ppid), int(pgrp))
+    except (OSError, ValueError):
         return None
+
+
+def proc_pids() -> list[int]:
+    """Every PID in /proc."""
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _ppid_of(pid: int) -> int | None:
+    """The parent PID of ``pid`` (Linux /proc), None if it is gone or unknown."""
+    st = proc_stat(pid)
+    return None if st is None else st.ppid
 
 
 def _comm(pid: int) -> str:
@@ -144,17 +162,10 @@ def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of process group ``pgid``, from /proc on Linux, else from ``ps``."""
     found = []
     if os.path.isdir("/proc/self"):
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    stat = f.read().decode(errors="replace")
-            except OSError:
-                continue
-            fields = stat[stat.rfind(")") + 2 :].split()  # state ppid pgrp ...
-            if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
-                found.append(int(name))
+        for pid in proc_pids():
+            st = proc_stat(pid)
+            if st is not None and st.state != "Z" and st.pgrp == pgid:
+                found.append(pid)
         return found
     out = subprocess.run(["ps", "-A", "-o", "pid=,pgid=,stat="], capture_output=True, text=True).stdout
     for line in out.splitlines():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -143,26 +142,21 @@ def check_report(work: Path, slug: str, profile: str) -> str:
 
 def alive(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie is not)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode(errors="replace")
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2 :].split()[0] != "Z"
+    from icml25.procs import proc_stat
+
+    st = proc_stat(pid)
+    return st is not None and st.state != "Z"
 
 
 def descendants(pid: int) -> list[int]:
     """Every live process below ``pid`` in the process tree (from /proc), whatever session it started."""
+    from icml25.procs import proc_pids, proc_stat
+
     children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read().decode(errors="replace")
-        except OSError:
-            continue
-        children.setdefault(int(stat[stat.rfind(")") + 2 :].split()[1]), []).append(int(name))
+    for p in proc_pids():
+        st = proc_stat(p)
+        if st is not None:
+            children.setdefault(st.ppid, []).append(p)
     found, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), []):
