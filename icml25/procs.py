@@ -120,11 +120,13 @@ def _raise_exit(signum: int, frame: object) -> None:
 @contextlib.contextmanager
 def exit_on_signals(signals: Sequence[int] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
     """Within the block (main thread only), SIGTERM and SIGHUP raise ``SystemExit(128 + signal)``, so that
-    ``finally`` blocks and context managers run; the previous handlers are restored after."""
+    ``finally`` blocks and context managers run; the previous handlers are restored after. A signal this
+    process ignores (``nohup`` ignores SIGHUP) stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _raise_exit) for s in signals}
+    # a signal set to be ignored stays ignored: `nohup icml25 run ...` must survive the terminal's hangup
+    previous = {s: signal.signal(s, _raise_exit) for s in signals if signal.getsignal(s) != signal.SIG_IGN}
     try:
         yield
     finally:
@@ -202,7 +204,10 @@ def _guard(argv: list[str]) -> int:
         stopping.append(signum)
 
     for s in _STOP_SIGNALS:
-        signal.signal(s, on_signal)
+        if (
+            signal.getsignal(s) != signal.SIG_IGN
+        ):  # what the parent ignores (nohup: SIGHUP), the guard does too
+            signal.signal(s, on_signal)
     _pdeathsig(signal.SIGTERM)
     if os.getppid() != parent:  # the parent died before the request took effect
         return 128 + signal.SIGTERM

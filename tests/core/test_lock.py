@@ -16,7 +16,8 @@ import pytest
 from icml25.lock import LockTimeout, checkout_lock, handed_down, lock_path
 
 HOLD = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 from pathlib import Path
 from icml25.lock import checkout_lock
 with checkout_lock(Path(sys.argv[1])):

@@ -18,8 +18,12 @@ from tests.helpers import alive, descendants, wait_gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
+# the parents restore the default actions: a test run under nohup (SIGHUP ignored, inherited) must still see the
+# parent die of the signal it is sent
 PARENT = """
-import sys, time
+import signal, sys, time
+for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    signal.signal(s, signal.SIG_DFL)
 from icml25 import procs
 p = procs.spawn(["bash", "-c", "sleep 300 & sleep 301 & wait"])
 print(p.pid, flush=True)
@@ -29,7 +33,7 @@ time.sleep(300)
 
 def _parent() -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
-    guard = int(proc.stdout.readline())
+    guard = int(proc.stdout.readline())  # the parent is up (and has restored its signal actions)
     deadline = time.monotonic() + 10
     while len(group_members(guard)) < 4 and time.monotonic() < deadline:  # guard, bash, two sleeps
         time.sleep(0.05)
@@ -37,7 +41,7 @@ def _parent() -> tuple[subprocess.Popen, int]:
     return proc, guard
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_the_group_dies_with_its_parent(sig):
     proc, guard = _parent()
     members = group_members(guard)
@@ -133,3 +137,21 @@ def _cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def test_an_ignored_signal_stays_ignored():
+    """`nohup icml25 run ...`: SIGHUP is ignored before the run starts, and exit_on_signals keeps it so (the run
+    survives the terminal's hangup); SIGTERM still raises SystemExit inside the block."""
+    from icml25.procs import exit_on_signals
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with exit_on_signals():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            with pytest.raises(SystemExit) as info:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)
+            assert info.value.code == 128 + signal.SIGTERM
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)

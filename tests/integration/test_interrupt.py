@@ -44,6 +44,12 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in dvc_env().items() if not k.startswith("PREFECT_")}
 
 
+def _default_signals() -> None:
+    """In the child before exec: the default actions, whatever this test run ignores (nohup: SIGHUP)."""
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -96,7 +102,12 @@ def test_an_interrupted_run_leaves_nothing_behind_and_the_next_run_proceeds(dvc_
     train_before = _locked(work, f"train@{SLUG}")
     log = (tmp_path / "run.log").open("w")
     cli = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "run", SLUG], cwd=work, env=_env(), stdout=log, stderr=log
+        [sys.executable, "-m", "flows.cli", "run", SLUG],
+        cwd=work,
+        env=_env(),
+        stdout=log,
+        stderr=log,
+        preexec_fn=_default_signals,
     )
     stage = _wait_for(cli.pid, STAGE)
     tree = descendants(cli.pid)
@@ -136,6 +147,7 @@ def test_killing_dvc_repro_stops_its_stage(dvc_repo, tmp_path, sig):
         env=_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_default_signals,
     )
     stage = _wait_for(dvc.pid, STAGE)
     time.sleep(1)  # the stage has set itself up (a stage killed while importing has nothing to clean)
