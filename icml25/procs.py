@@ -146,17 +146,18 @@ def spawn(cmd: Sequence[str], *, pass_fds: Sequence[int] = (), **kwargs: Any) ->
 
 def stop(proc: subprocess.Popen, grace: float = GRACE_S) -> int | None:
     """Stop a process started by :func:`spawn` (or any session leader) and everything in its group: SIGTERM to
-    the group, up to ``grace`` seconds, then SIGKILL to whatever is left. Returns the exit status."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-    # the guard may be gone while members of its group are not (a guard killed with SIGKILL)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    the group, up to ``grace`` seconds, then SIGKILL to whatever is left, also when the wait is interrupted (a
+    second Ctrl-C). Returns the exit status."""
+    try:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=grace)
+    finally:
+        # the guard may be gone while members of its group are not (a guard killed with SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
     return proc.wait()
 
 

@@ -61,7 +61,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -271,24 +270,6 @@ def _answers(endpoint: str) -> bool:
         return False
 
 
-def _stop(proc: subprocess.Popen, timeout: float = STOP_TIMEOUT_S) -> None:
-    """SIGTERM the server's process group, wait up to ``timeout`` s (it takes 1-4 s), then SIGKILL.
-
-    The SIGKILL also runs when the wait is interrupted (a second Ctrl-C): the server never outlives us.
-    """
-    try:
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=timeout)
-    finally:
-        # Whatever is left in the group (the server itself if it ignored SIGTERM) is killed.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
 def _start(
     weed: str, workdir: Path, data_dir: Path, config: Path, log_path: Path, s3_port: int | None
 ) -> tuple[subprocess.Popen, str]:
@@ -383,7 +364,7 @@ def local_s3(
         yield server
     finally:
         if proc is not None:
-            _stop(proc)
+            procs.stop(proc, grace=STOP_TIMEOUT_S)  # SIGTERM, then SIGKILL: it never outlives us
 
 
 def serve(
