@@ -17,16 +17,16 @@ The claims' numbers (``summary.json``):
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
-from .experiment import hard_source_allocation, regret_slopes, worst_source_gain, worst_source_table
-
-
-def _per_seed_gain(table: Any, method: str = "ucb_ogd", baseline: str = "uniform") -> Any:
-    w = table.pivot(index="seed", columns="method", values="worst_acc")
-    return (w[method] - w[baseline]).rename("gain")
+from .experiment import (
+    hard_source_allocation,
+    regret_slopes,
+    worst_source_gain,
+    worst_source_gains,
+    worst_source_table,
+)
 
 
 def summarize(
@@ -40,7 +40,7 @@ def summarize(
 ) -> dict[str, Any]:
     """The summary (``summary.json``) and the report's tables (DataFrames, ``tables``)."""
     worst = worst_source_table(sources, output)
-    gains = _per_seed_gain(worst)
+    gains = worst_source_gains(worst)
     ucb = worst[worst.method == "ucb_ogd"].set_index("seed")
     other_output = "last" if output == "average" else "average"
     worst_other = worst_source_table(sources, other_output)
@@ -106,14 +106,6 @@ def write_evaluated(folder: Path, result: dict[str, Any]) -> None:
     from icml25.io import write_json
 
     folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / "summary.json", _finite(result["summary"]))
+    write_json(folder / "summary.json", result["summary"])  # non-finite floats spelled out
     for name, table in result["tables"].items():
         table.to_csv(folder / f"{name}.csv", index=False)
-
-
-def _finite(obj: Any) -> Any:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    return obj

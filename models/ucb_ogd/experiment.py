@@ -211,10 +211,15 @@ def worst_source_table(frame: Any, output: str = "average") -> Any:
     return out
 
 
+def worst_source_gains(table: Any, method: str = "ucb_ogd", baseline: str = "uniform") -> Any:
+    """Per seed: worst-source accuracy (method) - worst-source accuracy (baseline) (a Series named ``gain``)."""
+    w = table.pivot(index="seed", columns="method", values="worst_acc")
+    return (w[method] - w[baseline]).rename("gain")
+
+
 def worst_source_gain(table: Any, method: str = "ucb_ogd", baseline: str = "uniform") -> float:
     """Mean over seeds of worst-source accuracy (method) - worst-source accuracy (baseline)."""
-    w = table.pivot(index="seed", columns="method", values="worst_acc")
-    return float((w[method] - w[baseline]).mean())
+    return float(worst_source_gains(table, method, baseline).mean())
 
 
 def hard_source_allocation(table: Any, method: str = "ucb_ogd") -> float:
