@@ -148,6 +148,14 @@ def alive(pid: int) -> bool:
     return st is not None and st.state != "Z"
 
 
+def cmdline(pid: int) -> str:
+    """The command line of ``pid`` (arguments joined by spaces), "" if it is gone."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def descendants(pid: int) -> list[int]:
     """Every live process below ``pid`` in the process tree (from /proc), whatever session it started."""
     from icml25.procs import proc_pids, proc_stat

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from icml25.procs import group_members, stop
-from tests.helpers import alive, descendants, wait_gone
+from tests.helpers import alive, cmdline, descendants, wait_gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -119,7 +119,7 @@ def test_a_stage_stops_and_cleans_up_when_its_orchestrator_dies(tmp_path, shell_
     deadline = time.monotonic() + 20
     stage = []
     while not stage and time.monotonic() < deadline:
-        stage = [p for p in descendants(proc.pid) if str(script) in _cmdline(p)]
+        stage = [p for p in descendants(proc.pid) if str(script) in cmdline(p)]
         time.sleep(0.05)
     assert stage
     time.sleep(0.5)  # past die_with_parent()
@@ -129,14 +129,6 @@ def test_a_stage_stops_and_cleans_up_when_its_orchestrator_dies(tmp_path, shell_
     assert wait_gone(stage, 10)
     assert marker.read_text() == "cleaned up"
     assert wait_gone(tree, 5)
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 def test_an_ignored_signal_stays_ignored():

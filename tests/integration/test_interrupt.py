@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DVC_PAPER as SLUG
-from tests.helpers import alive, clone_repo, descendants, wait_gone
+from tests.helpers import alive, clone_repo, cmdline, descendants, wait_gone
 
 pytestmark = [
     pytest.mark.slow,
@@ -50,17 +50,10 @@ def _default_signals() -> None:
         signal.signal(s, signal.SIG_DFL)
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
 def _wait_for(pid: int, needle: str, timeout: float = 180) -> list[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = [p for p in descendants(pid) if needle in _cmdline(p)]
+        found = [p for p in descendants(pid) if needle in cmdline(p)]
         if found:
             return found
         time.sleep(0.1)
@@ -111,12 +104,12 @@ def test_an_interrupted_run_leaves_nothing_behind_and_the_next_run_proceeds(dvc_
     )
     stage = _wait_for(cli.pid, STAGE)
     tree = descendants(cli.pid)
-    assert any("prefect server start" in _cmdline(p) for p in tree), tree
+    assert any("prefect server start" in cmdline(p) for p in tree), tree
     os.kill(cli.pid, sig)
     code = cli.wait(timeout=60)
     if sig != signal.SIGKILL:
         assert code == 128 + sig, (tmp_path / "run.log").read_text()
-    assert wait_gone(tree, 30), [(p, _cmdline(p)) for p in tree if alive(p)]
+    assert wait_gone(tree, 30), [(p, cmdline(p)) for p in tree if alive(p)]
     assert not any(alive(p) for p in stage)
     after = _snapshot(work / "data" / SLUG), (work / "dvc.lock").read_text()
     time.sleep(2)
@@ -154,7 +147,7 @@ def test_killing_dvc_repro_stops_its_stage(dvc_repo, tmp_path, sig):
     assert list((work / "data" / SLUG).glob("trained/.main.tmp-*"))  # its temporary output exists
     os.kill(dvc.pid, sig)
     dvc.wait(timeout=30)
-    assert wait_gone(stage, 15), [_cmdline(p) for p in stage if alive(p)]
+    assert wait_gone(stage, 15), [cmdline(p) for p in stage if alive(p)]
     assert _leftovers(work) == []
 
 
@@ -189,9 +182,9 @@ def test_a_killed_s3_server_takes_weed_with_it(tmp_path):
         if "Press Ctrl-C" in line:
             break
     tree = descendants(serve.pid)
-    assert any("weed" in _cmdline(p) and " mini" in _cmdline(p) for p in tree), tree
+    assert any("weed" in cmdline(p) and " mini" in cmdline(p) for p in tree), tree
     os.kill(serve.pid, signal.SIGKILL)
     serve.wait()
-    assert wait_gone(tree, 20), [_cmdline(p) for p in tree if alive(p)]
+    assert wait_gone(tree, 20), [cmdline(p) for p in tree if alive(p)]
     with socket.socket() as s, pytest.raises(ConnectionRefusedError):
         s.connect(("127.0.0.1", port))

@@ -27,7 +27,9 @@ from pathlib import Path
 
 import pytest
 
+from icml25.procs import proc_pids
 from icml25.store import REMOTE_TIMEOUTS, LocalS3, free_port, local_s3, write_retry_config
+from tests.helpers import alive, cmdline
 from tests.integration.test_s3_remote import ACCESS_KEY, BUCKET, REMOTE_URL, SECRET_KEY, Repo, _clean_env
 
 pytestmark = pytest.mark.slow
@@ -44,16 +46,7 @@ DEAD_BOUND_S = 15.0  # a refused connection: botocore's 2 attempts per request (
 
 def _weed_processes(workdir: Path) -> list[str]:
     """Command lines of live processes that serve ``workdir`` (the guard and `weed mini`), from /proc."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(workdir) in cmd and state != "Z":
-            found.append(f"{pid}: {cmd}")
-    return found
+    return [f"{pid}: {cmd}" for pid in proc_pids() if str(workdir) in (cmd := cmdline(pid)) and alive(pid)]
 
 
 @contextmanager
