@@ -42,7 +42,14 @@ CATALOGUE: tuple[Entry, ...] = (
         "none public",
         has_tools=True,
     ),
-    Entry(3, "issm", "Interventional state-space models", "Nejatbakhsh et al.", "amin-nejat/issm"),
+    Entry(
+        3,
+        "issm",
+        "Interventional state-space models",
+        "Nejatbakhsh et al.",
+        "amin-nejat/issm",
+        has_tools=True,
+    ),
     Entry(
         4,
         "epd_serving",
