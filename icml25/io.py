@@ -82,6 +82,15 @@ def load_npz(path: Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file; {_rewrite_hint(path)}")
+    with path.open("rb") as fh:
+        head = fh.read(6)
+    if len(head) < 6:
+        raise UserError(
+            f"{path}: this .npz file is truncated or corrupt ({len(head)} bytes); {_rewrite_hint(path)}"
+        )
+    if not head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"\x93NUMPY")):
+        # np.load would take any other bytes for a pickle and say so
+        raise UserError(f"{path}: this is not an .npz archive (no zip header); {_rewrite_hint(path)}")
     try:
         z = np.load(path, allow_pickle=False)
         if not isinstance(z, np.lib.npyio.NpzFile):

@@ -38,6 +38,8 @@ def score(fitted: Any, data: dict[str, np.ndarray], A_true: np.ndarray | None) -
     if "x" in data:
         free = (u @ fitted.B.T) == 0
         row["xcorr"] = metrics.unaligned_corr(data["x"], x_hat, free)
+        for d in range(x_hat.shape[-1]):  # per latent, for the report
+            row[f"xcorr_x{d + 1}"] = metrics.unaligned_corr(data["x"][..., d], x_hat[..., d], free[..., d])
         row["r2"] = metrics.aligned_r2(data["x"], x_hat)
     if A_true is not None:
         row["eig_dist"] = metrics.eig_distance(fitted.A, A_true)

@@ -2,7 +2,10 @@
 
 Data sets (one file per set and seed; every array is trials x bins x ...):
 
-- ``attractor``: the notebook's dynamic attractor (y, u, the true latents x).
+- ``attractor``: the notebook's dynamic attractor (y, u, the true latents x) under the issue's protocol
+  (15 pulses of 3 bins per trial, each on a random latent).
+- ``attractor_official``: the same system under the official protocol, seeded (30 pulses of 3-4 bins per
+  trial alternating between the latents, amplitude jitter sd 0.5): reported beside the issue's, not gated.
 - ``linear``: the linear system through the fixed tanh MLP, with held-out trials under a new protocol
   (``*_test``).
 - ``npz``: a user's recordings (y, u; no truth): fits only.
@@ -36,6 +39,7 @@ class Protocol:
     test_pulses: int = 8
     test_width: int = 6
     dt: float = simulate.DT
+    repetition: int = 15  # the official protocol's pulses per latent
 
 
 def simulated_set(
@@ -43,8 +47,10 @@ def simulated_set(
 ) -> dict:
     """One seed's data set ``name`` (``attractor`` or ``linear``); the linear emission comes from
     ``emission_rng`` (the same generator state for every seed: one fixed map)."""
-    if name == "attractor":
-        return simulate.attractor_set(rng, p.trials, p.bins, p.pulses, p.width, p.dt)
+    if name in ("attractor", "attractor_official"):
+        return simulate.attractor_set(
+            rng, p.trials, p.bins, p.pulses, p.width, p.dt, name == "attractor_official", p.repetition
+        )
     if name == "linear":
         emission = simulate.TanhEmission.draw(emission_rng)
         return simulate.linear_set(
@@ -53,9 +59,17 @@ def simulated_set(
     raise ValueError(f"unknown simulated set {name!r}")
 
 
+def angle_beyond_pi(data: dict[str, np.ndarray]) -> float:
+    """The attractor's x2 is an angle (y depends on it through cos and sin): the fraction of its non-intervened
+    entries outside [-pi, pi], where the observations fix it only modulo 2 pi."""
+    free = data["u"][..., 1] == 0
+    return float((np.abs(data["x"][..., 1][free]) > np.pi).mean())
+
+
 def true_A(name: str) -> np.ndarray | None:
     """The leak-form A the learned one is compared with (None for a user's recordings)."""
-    return {"attractor": simulate.attractor_true_A(), "linear": simulate.LINEAR_A}.get(name)
+    attractor = simulate.attractor_true_A()
+    return {"attractor": attractor, "attractor_official": attractor, "linear": simulate.LINEAR_A}.get(name)
 
 
 @dataclass(frozen=True)
@@ -69,7 +83,7 @@ class Fit:
     gamma: float = 1.0
     shared_noise: bool = False
     train_B: bool = False
-    a_init_sd: float = 0.1
+    a_init: str = "normal"
 
     @property
     def name(self) -> str:
@@ -86,7 +100,7 @@ def plan(
     gamma: float = 1.0,
     shared_noise: bool = False,
     train_B: bool = False,
-    a_init_sd: float = 0.1,
+    a_init: str = "normal",
     ablation_sets: tuple[str, ...] = (),
 ) -> list[Fit]:
     """iSSM and SSM on every set and seed; with ``ablation_sets``, iSSM with the other gamma (1 <-> 0) too
@@ -94,7 +108,7 @@ def plan(
     fits = []
     for data in sets:
         for seed in range(seeds):
-            base = Fit(data, seed, "issm", True, gamma, shared_noise, train_B, a_init_sd)
+            base = Fit(data, seed, "issm", True, gamma, shared_noise, train_B, a_init)
             fits += [base, replace(base, variant="ssm", interventional=False)]
             if data in ablation_sets:
                 other = 0.0 if gamma != 0 else 1.0
@@ -121,7 +135,7 @@ def run_fit(fit: Fit, data: dict[str, np.ndarray], iters: int, seed: int, dt: fl
         train_B=fit.train_B,
         gamma=fit.gamma,
         shared_noise=fit.shared_noise,
-        a_init_sd=fit.a_init_sd,
+        a_init=fit.a_init,
     )
     model, history = fit_model(data["y"], data["u"], cfg, iters, seed)
     FittedISSM(model, history).save(out / f"{fit.name}.safetensors")

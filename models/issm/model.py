@@ -56,8 +56,8 @@ class Config:
     """What defines a model's shape and semantics (saved with its weights).
 
     ``interventional``: iSSM (the do-clamp) or the SSM baseline (additive inputs, no clamp anywhere).
-    ``a_init_sd`` (ours: neither the paper nor the notebook states A's start): A starts at I plus
-    N(0, a_init_sd^2) entries, a random walk with a small random drift.
+    ``a_init``: A's start, ``"normal"`` (A_ij ~ N(0, 1), as the official notebook and ``run.py`` draw it; the
+    paper does not say) or ``"identity"`` (ours: I + N(0, 0.1^2) entries, a random walk with a small drift).
     """
 
     latents: int
@@ -68,7 +68,7 @@ class Config:
     train_B: bool = False
     gamma: float = 1.0
     shared_noise: bool = False
-    a_init_sd: float = 0.1
+    a_init: str = "normal"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -140,7 +140,13 @@ class ISSM(nn.Module):
         super().__init__()
         self.cfg = cfg
         D, M = cfg.latents, cfg.inputs
-        self.A = nn.Parameter(torch.eye(D) + cfg.a_init_sd * torch.randn(D, D))
+        if cfg.a_init == "normal":
+            A0 = torch.randn(D, D)
+        elif cfg.a_init == "identity":
+            A0 = torch.eye(D) + 0.1 * torch.randn(D, D)
+        else:
+            raise ValueError(f"a_init must be 'normal' or 'identity', got {cfg.a_init!r}")
+        self.A = nn.Parameter(A0)
         if B is None:
             if M != D:
                 raise ValueError(f"B = I needs as many inputs as latents (got {M} inputs, {D} latents)")

@@ -59,6 +59,38 @@ def pulse_protocol(
     return u
 
 
+def official_protocol(
+    rng: np.random.Generator,
+    trials: int,
+    bins: int,
+    inputs: int,
+    repetition: int = 15,
+    dt: float = DT,
+    sigma: float = 0.5,
+    amplitude: float = 1.0,
+) -> np.ndarray:
+    """The official ``utils.stimulation_protocol(stimulated=all, stim_d=1, rest_d=1, repetition, sigma)``,
+    seeded: ``2 * inputs * repetition`` equal slots over the trial (``linspace`` knots, nearest interpolation
+    onto the bins), every odd slot a pulse; the pulses cycle through the inputs in order (input 0, 1, ..., then
+    again), each with a random sign; every stimulated bin then gets ``sigma * N(0, 1)`` added to its amplitude.
+    With 200 bins and 2 inputs: 30 pulses alternating between the latents, of 3-4 bins but the last, which
+    gets 1 bin (the last knot sits at T dt, past the last bin, as in the official code)."""
+    slots = 2 * inputs * repetition
+    knots = np.linspace(0.0, bins * dt, slots)
+    t = np.arange(bins) * dt
+    nearest = np.abs(t[:, None] - knots[None, :]).argmin(axis=1)  # interp1d(kind="nearest")
+    u = np.zeros((trials, bins, inputs))
+    for k in range(trials):
+        levels = np.zeros((slots, inputs))
+        for r in range(repetition):
+            for i in range(inputs):
+                levels[2 * (r * inputs + i) + 1, i] = rng.choice([-1.0, 1.0]) * amplitude
+        u[k] = levels[nearest]
+        on = u[k] != 0
+        u[k][on] += sigma * rng.standard_normal(on.sum())
+    return u
+
+
 def _clamped_path(
     u: np.ndarray, x1: np.ndarray, step, noise_sd: float, rng: np.random.Generator
 ) -> np.ndarray:
@@ -128,9 +160,15 @@ def attractor_set(
     pulses: int = 15,
     width: int = 3,
     dt: float = DT,
+    official: bool = False,
+    repetition: int = 15,
 ) -> dict[str, np.ndarray]:
-    """The notebook's dynamic attractor: y (K, T, 2), u (K, T, 2), the true latents x (K, T, 2)."""
-    u = pulse_protocol(rng, trials, bins, 2, pulses, width)
+    """The notebook's dynamic attractor: y (K, T, 2), u (K, T, 2), the true latents x (K, T, 2); inputs from
+    :func:`pulse_protocol` (the issue's protocol) or, with ``official``, :func:`official_protocol`."""
+    if official:
+        u = official_protocol(rng, trials, bins, 2, repetition, dt)
+    else:
+        u = pulse_protocol(rng, trials, bins, 2, pulses, width)
     x = attractor_latents(u, rng, ATTRACTOR["a1"], ATTRACTOR["a2"], dt)
     return {"y": attractor_observe(x, rng, dt), "u": u, "x": x}
 

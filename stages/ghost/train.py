@@ -3,10 +3,9 @@
 retention, local GCNs (common init), their one-shot FedAvg and the centralised GCN (models/ghost/experiment.py
 `train_run`). Saved as safetensors under <g>/run<r>/ with the training histories (history.json).
 
-Torch runs on one thread per process: these are many small operations, and on a shared 2-core machine two
-threads spin against each other (5-10x slower, measured). ``workers`` processes (forked) train different
-(graph, run) pairs side by side; every training seeds itself from its own stream, so the artifacts do not
-depend on the number of workers or the order in which runs finish (tested)."""
+``workers`` forked processes of one torch thread each (icml25/parallel.py) train different (graph, run) pairs
+side by side; every training seeds itself from its own stream, so the artifacts do not depend on the number of
+workers or the order in which runs finish (tested)."""
 
 from __future__ import annotations
 
@@ -25,13 +24,10 @@ def train_one(prepared: Path, out: Path, graph: str, run: int, seed: int, cfg: G
     import json
     import time
 
-    import torch
-
     from models.ghost import api
     from models.ghost.experiment import load_federated, train_run
     from models.ghost.store import gcn_shape, generator_shape, save_module
 
-    torch.set_num_threads(1)
     start = time.perf_counter()
     fed = load_federated(prepared, graph, run)
     trained = train_run(fed, cfg, seed=seed)
@@ -58,14 +54,11 @@ def _task(args: tuple) -> dict:
 
 
 def run(ctx: StageContext) -> None:
-    import multiprocessing
     import time
 
-    import torch
-
+    from icml25 import parallel
     from models.ghost.config import variants
 
-    torch.set_num_threads(1)
     cfg = ctx.params.train
     meta = ctx.read_json(ctx.paths.prepared / "meta.json")
     runs, graphs = meta["runs"], list(meta["graphs"])
@@ -74,17 +67,15 @@ def run(ctx: StageContext) -> None:
         for g in graphs
         for r in range(runs)
     ]
-    workers = min(cfg.workers, len(tasks))
     ctx.log.info(
         "%d graphs x %d runs, %d server models per run, %d worker(s)",
         len(graphs),
         runs,
         len(variants(cfg)),
-        workers,
+        min(cfg.workers, len(tasks)),
     )
     start = time.perf_counter()
-
-    def report(done: int, res: dict) -> None:
+    for done, (_, res) in enumerate(parallel.imap(_task, tasks, cfg.workers, preload=("lightning",)), 1):
         ctx.log.info(
             "[%d/%d] %s run %d: GHOST %.3f, FedAvg %.3f (%.0f s; %.0f s so far)",
             done,
@@ -96,14 +87,4 @@ def run(ctx: StageContext) -> None:
             res["seconds"],
             time.perf_counter() - start,
         )
-
-    if workers <= 1:
-        for i, t in enumerate(tasks, 1):
-            report(i, _task(t))
-    else:
-        import lightning  # noqa: F401  (imported once here, so that the forked workers inherit it: ~5-10 s each)
-
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for i, res in enumerate(pool.imap_unordered(_task, tasks), 1):
-                report(i, res)
     ctx.write_json("meta.json", {"runs": runs, "graphs": graphs, "fgw_structure": cfg.fgw_structure})

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from icml25.registry import Paper
 
-SETS = ("attractor", "linear")
+SETS = ("attractor", "linear", "attractor_official")
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class Prepare:
     test_pulses: int = field(default=8, metadata={"ge": 1})
     test_width: int = field(default=6, metadata={"ge": 1})
     dt: float = field(default=0.05, metadata={"gt": 0.0})
+    repetition: int = field(default=15, metadata={"ge": 1})  # attractor_official: pulses per latent
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ class Train:
     gamma: float = field(default=1.0, metadata={"ge": 0.0})  # the notebook's 0 is the ablation
     shared_noise: bool = False  # the official code: one noise draw for every trial
     train_B: bool = False  # B learned under a Laplace prior (the paper's option); default B = I fixed
-    a_init_sd: float = field(default=0.1, metadata={"ge": 0.0})  # ours: A starts at I + N(0, sd^2)
+    # A's start: "normal" A_ij ~ N(0, 1) (the official notebook and run.py); "identity" I + N(0, 0.1^2) (ours)
+    a_init: str = field(default="normal", metadata={"choices": ("normal", "identity")})
     ablation_sets: tuple[str, ...] = field(default=("attractor",), metadata={"choices": (*SETS, "npz")})
     workers: int = field(default=2, metadata={"ge": 1})
 

@@ -20,6 +20,7 @@ def run(ctx: StageContext) -> None:
     from icml25.tables import read_csv
     from models.issm.api import FittedISSM
     from models.issm.evaluation import score, summarize
+    from models.issm.experiment import angle_beyond_pi
 
     trained = ctx.paths.trained
     meta = ctx.read_json(trained / "meta.json")
@@ -79,6 +80,10 @@ def run(ctx: StageContext) -> None:
     pd.DataFrame(eigs).to_csv(ctx.out / "eigenvalues.csv", index=False)
     np.savez(ctx.out / "trajectories.npz", **traces)
     summary = summarize(scores)
+    for name in summary:
+        if name.startswith("attractor"):  # the angle x2 outside [-pi, pi], mean over seeds
+            share = [angle_beyond_pi(v) for (n, _), v in data.items() if n == name]
+            summary[name]["angle_beyond_pi"] = float(sum(share) / len(share))
     ctx.write_json(
         "summary.json",
         {
@@ -93,7 +98,7 @@ def run(ctx: StageContext) -> None:
                     "gamma",
                     "shared_noise",
                     "train_B",
-                    "a_init_sd",
+                    "a_init",
                     "ablation_sets",
                     "true_A",
                 )

@@ -31,7 +31,9 @@ def run(ctx: StageContext) -> None:
         ctx.write_json("meta.json", {"source": "npz", "sets": ["npz"], "seeds": 1, "dt": pp.dt, "true_A": {}})
         ctx.log.info("recordings %s: y %s, u %s", pp.file, arrays["y"].shape, arrays["u"].shape)
         return
-    protocol = Protocol(pp.trials, pp.bins, pp.pulses, pp.width, pp.test_pulses, pp.test_width, pp.dt)
+    protocol = Protocol(
+        pp.trials, pp.bins, pp.pulses, pp.width, pp.test_pulses, pp.test_width, pp.dt, pp.repetition
+    )
     for name in pp.sets:
         for seed in range(pp.seeds):
             data = simulated_set(name, ctx.rng("data", name, seed), ctx.rng("emission"), protocol)

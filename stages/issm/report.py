@@ -269,8 +269,30 @@ def context(ev: Evaluated) -> dict:
                     "vs iSSM (gamma = " + f"{s['gamma']:g}) x-corr": fmt(a["xcorr_issm"], 3),
                 }
             )
+    protocols = []
+    for name in ("attractor", "attractor_official"):
+        if name not in s["sets"]:
+            continue
+        a = s["sets"][name]
+        mine = scores[(scores.data == name) & (scores.variant == "issm")]
+        protocols.append(
+            {
+                "data": name,
+                "protocol": "issue: 15 pulses of 3 bins, random latent"
+                if name == "attractor"
+                else "official, seeded: 30 pulses of 3-4 bins, alternating latents, jitter sd 0.5",
+                "x2 outside [-pi, pi]": f"{100 * a['angle_beyond_pi']:.1f}%",
+                "x-corr iSSM": fmt(a["xcorr_issm"], 3),
+                "iSSM x-corr of x1, x2": ", ".join(
+                    fmt(float(mine[c].mean()), 3) for c in ("xcorr_x1", "xcorr_x2") if c in mine
+                ),
+                "x-corr SSM": fmt(a["xcorr_ssm"], 3),
+                "gap": fmt(a["xcorr_gap"], 3),
+            }
+        )
     return {
         "s": s,
+        "protocol_table": table(protocols) if len(protocols) == 2 else "",
         "sets": s["sets"],
         "score_table": _score_table(scores),
         "eig_table": _eig_table(eigs),

@@ -38,7 +38,7 @@ def run(ctx: StageContext) -> None:
         gamma=tp.gamma,
         shared_noise=tp.shared_noise,
         train_B=tp.train_B,
-        a_init_sd=tp.a_init_sd,
+        a_init=tp.a_init,
         ablation_sets=tuple(tp.ablation_sets),
     )
     out = ctx.out / "models"
@@ -86,7 +86,7 @@ def run(ctx: StageContext) -> None:
             "gamma": tp.gamma,
             "shared_noise": tp.shared_noise,
             "train_B": tp.train_B,
-            "a_init_sd": tp.a_init_sd,
+            "a_init": tp.a_init,
             "ablation_sets": [s for s in tp.ablation_sets if s in meta["sets"]],
             "seconds": {f.name: round(r["seconds"], 1) for f, r in zip(fits, results, strict=True)},
         },

@@ -60,6 +60,10 @@ def test_missing_npy_and_pickled_npz_are_user_errors(tmp_path):
     np.savez(pickled, a=np.array([{"a": 1}], dtype=object))
     with pytest.raises(UserError, match=r"pickled\.npz: this \.npz file holds pickled objects"):
         load_npz(pickled)
+    noise = tmp_path / "noise.npz"  # random bytes: np.load would read them as a pickle
+    noise.write_bytes(np.random.default_rng(0).bytes(300))
+    with pytest.raises(UserError, match=r"noise\.npz: this is not an \.npz archive \(no zip header\)"):
+        load_npz(noise)
 
 
 def test_stage_on_a_truncated_npz_exits_with_one_line(tmp_path, root):
