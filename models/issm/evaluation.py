@@ -100,11 +100,17 @@ def summarize(fits: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 
 def flow_grid(
-    A: np.ndarray, lim: float = 1.5, n: int = 9
+    A: np.ndarray, lim: float = 1.5, n: int = 9, affine: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The continuous-time flow (A - I) x of a leak-form A on an n x n grid of [-lim, lim]^2."""
+    """The continuous-time flow (A - I) x of a leak-form A on an n x n grid of [-lim, lim]^2; with ``affine``,
+    the dynamic attractor's true drift f(x) = (a1 x1, a2 (1 - x1)) instead (A is then ignored)."""
+    from .simulate import ATTRACTOR
+
     g = np.linspace(-lim, lim, n)
     X1, X2 = np.meshgrid(g, g)
     pts = np.stack([X1.ravel(), X2.ravel()], axis=1)
-    v = pts @ (A - np.eye(len(A))).T
+    if affine:
+        v = np.stack([ATTRACTOR["a1"] * pts[:, 0], ATTRACTOR["a2"] * (1.0 - pts[:, 0])], axis=1)
+    else:
+        v = pts @ (A - np.eye(len(A))).T
     return X1, X2, v[:, 0].reshape(X1.shape), v[:, 1].reshape(X1.shape)
