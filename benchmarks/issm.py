@@ -81,16 +81,7 @@ def naive_terms(model, y, u, generator=None) -> dict:
         log_py = log_py + gaussian_logpdf(y[:, t], model.emission(x_t), cfg.dt).sum(-1)
         log_q = log_q + gaussian_logpdf(x_t, mean[:, t], sd[:, t]).sum(-1)
         x_prev = x_t
-    log_pb = model.log_prior_B()
-    loss = (-(log_px + log_py) + cfg.gamma * log_q).mean() - log_pb
-    elbo = (log_px + log_py - log_q).mean() + log_pb
-    return {
-        "loss": loss,
-        "elbo": elbo.detach(),
-        "log_px": log_px.mean().detach(),
-        "log_py": log_py.mean().detach(),
-        "log_q": log_q.mean().detach(),
-    }
+    return model.objective(log_px, log_py, log_q)
 
 
 # ------------------------------------------------------------------------------------------------ set-up

@@ -195,8 +195,11 @@ class ISSM(nn.Module):
         mean, sd = self.posterior(y, u)
         x = mean + sd * self.sample_noise(mean.shape, generator)
         log_q = gaussian_logpdf(x, mean, sd).sum(dim=(1, 2))
-        log_px = self.log_dynamics(x, u)
-        log_py = self.log_emission(y, x)
+        return self.objective(self.log_dynamics(x, u), self.log_emission(y, x), log_q)
+
+    def objective(self, log_px: torch.Tensor, log_py: torch.Tensor, log_q: torch.Tensor) -> dict:
+        """The loss and the ELBO from the per-trial log-densities (K,) of one sample, each averaged over
+        trials: ``loss = mean(-(log_px + log_py) + gamma log_q) - log p(B)``."""
         log_pb = self.log_prior_B()
         loss = (-(log_px + log_py) + self.cfg.gamma * log_q).mean() - log_pb
         elbo = (log_px + log_py - log_q).mean() + log_pb

@@ -242,14 +242,13 @@ def _figures(ev: Evaluated, sets: list[str]) -> list[str]:
     if len(hist):
         fig, axes = plt.subplots(1, len(sets), figsize=(6 * len(sets), 3.5), squeeze=False)
         for ax, name in zip(axes[0], sets, strict=True):
-            for fname, g in hist[hist.name.str.startswith(f"{name}_")].groupby("name", sort=True):
-                variant = fname.split("_", 2)[2]
+            for (seed, variant), g in hist[hist.data == name].groupby(["seed", "variant"], sort=True):
                 ax.plot(
                     g.step,
                     g.elbo,
                     lw=0.8,
                     color={"issm": "C0", "ssm": "C3"}.get(variant, "C2"),
-                    label=_label(variant) if fname.split("_")[1] == "s0" else None,
+                    label=_label(variant) if seed == 0 else None,
                 )
             ax.set_yscale("symlog")
             ax.set_title(name)

@@ -70,13 +70,14 @@ def run(ctx: StageContext) -> None:
         )
     history = pd.concat(
         [
-            pd.DataFrame(r["history"]).assign(name=f.name, step=lambda d: range(1, len(d) + 1))
+            pd.DataFrame(r["history"]).assign(
+                name=f.name, data=f.data, seed=f.seed, variant=f.variant, step=lambda d: range(1, len(d) + 1)
+            )
             for f, r in zip(fits, results, strict=True)
         ]
     )
-    history[["name", "step", "loss", "elbo", "log_px", "log_py", "log_q"]].to_csv(
-        ctx.out / "history.csv", index=False
-    )
+    columns = ["name", "data", "seed", "variant", "step", "loss", "elbo", "log_px", "log_py", "log_q"]
+    history[columns].to_csv(ctx.out / "history.csv", index=False)
     pd.DataFrame([{"name": f.name, **f.to_dict()} for f in fits]).to_csv(ctx.out / "fits.csv", index=False)
     ctx.write_json(
         "meta.json",
