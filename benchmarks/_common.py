@@ -56,6 +56,29 @@ def stage_times_text(times: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.0f} s" for k, v in times.items())
 
 
+def load_text() -> str:
+    """The load average when a benchmark starts (a busy machine slows every implementation alike)."""
+    try:
+        one, five, _ = os.getloadavg()
+        return f"load average {one:.2f} (1 min), {five:.2f} (5 min) at the start"
+    except OSError:
+        return "load average unavailable"
+
+
+def traced_peak_mib(fn: Callable[[], object]) -> float:
+    """tracemalloc's peak (MiB) of the Python allocations while ``fn()`` runs."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
 def machine() -> str:
     return f"{os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}"
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import stage_times, stage_times_text, write  # noqa: E402
+from benchmarks._common import load_text, stage_times, stage_times_text, write  # noqa: E402
 
 TRIALS, BINS, LATENTS, INPUTS = 10, 200, 2, 2
 SHAPES = (2, 10)  # neurons
@@ -228,14 +228,6 @@ def step_memory_mib(impl: str, neurons: int) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ main
-def load_text() -> str:
-    try:
-        one, five, _ = os.getloadavg()
-        return f"load average {one:.2f} (1 min), {five:.2f} (5 min) at the start"
-    except OSError:
-        return "load average unavailable"
-
-
 def main() -> None:
     import resource
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._common import stage_times, stage_times_text, timed, write  # noqa: E402
+from benchmarks._common import stage_times, stage_times_text, timed, traced_peak_mib, write  # noqa: E402
 from models.ucb_ogd import UCBSampler  # noqa: E402
 from models.ucb_ogd.learners import SoftmaxLearner  # noqa: E402
 from models.ucb_ogd.ogd import run_rounds, step_size  # noqa: E402
@@ -85,15 +84,6 @@ def sgd_run(X, y, chunks: int = 1) -> list[float]:
                 clf.partial_fit(X[i : i + 1], y[i : i + 1])
         seconds.append(time.perf_counter() - start)
     return seconds
-
-
-def traced_peak_mib(fn) -> float:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def selection_us(K: int) -> float:

@@ -56,6 +56,7 @@ CATALOGUE: tuple[Entry, ...] = (
         "Encode-Prefill-Decode disaggregation for LMM serving",
         "Singh et al.",
         "vbdi/epdserve",
+        has_tools=True,
     ),
     Entry(
         5,
