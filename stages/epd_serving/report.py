@@ -17,6 +17,34 @@ LABEL = {
 }
 
 
+UNITS = {
+    "a_E": "ms",
+    "b_E": "ms per tile",
+    "a_P": "ms",
+    "b_P": "ms per prompt token",
+    "c_P": "ms per prompt token^2",
+    "a_D": "ms",
+    "b_D": "ms per context token",
+    "c_D": "ms per request in the batch",
+    "tokens_per_tile": "MM tokens",
+    "hidden": "LLM hidden size",
+    "layers": "LLM layers",
+    "kv_heads": "KV heads",
+    "head_dim": "per head",
+    "bw_ep": "GB/s (E -> P)",
+    "bw_pd": "GB/s (P -> D)",
+    "W_E": "GB (vision encoder weights)",
+    "W_L": "GB (LLM weights)",
+    "act_per_tile": "GB per tile in an encode",
+    "gpu_memory": "GB per GPU",
+    "kv_utilization": "share of a GPU's memory the KV pool may reach",
+    "block_tokens": "tokens per KV block",
+    "prefill_token_cap": "tokens per prefill batch",
+    "decode_token_cap": "tokens per decode batch",
+    "decode_batch": "requests per decode batch",
+}
+
+
 def _s(ev: Evaluated) -> dict:
     return ev.json("summary.json")
 
@@ -216,7 +244,8 @@ def context(ev: Evaluated) -> dict:
         figures.append(ev.figure("roles.png", fig, "role switching: GPUs per role over time (first seed)"))
     costs = s["costs"]
     cost_rows = [
-        {"constant": k, "value": fmt(v, 4) if isinstance(v, float) else str(v)} for k, v in costs.items()
+        {"constant": k, "value": fmt(v, 4) if isinstance(v, float) else str(v), "unit": UNITS.get(k, "")}
+        for k, v in costs.items()
     ]
     return {
         "s": s,
