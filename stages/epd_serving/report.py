@@ -60,7 +60,9 @@ def _s(ev: Evaluated) -> dict:
 def ttft_lower(ev: Evaluated):
     s = _s(ev)
     seeds = ", ".join(fmt(v, 3) for v in s["ttft_ratio_by_seed"].values())
-    return s["ttft_ratio"], f"per seed {seeds}; without IRP {fmt(s['ttft_ratio_noirp'], 3)}"
+    return s["ttft_ratio"], (
+        f"at {fmt(s['ttft_rate'], 3)} req/s; per seed {seeds}; without IRP {fmt(s['ttft_ratio_noirp'], 3)}"
+    )
 
 
 @claim(
