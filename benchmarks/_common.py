@@ -79,6 +79,31 @@ def traced_peak_mib(fn: Callable[[], object]) -> float:
         tracemalloc.stop()
 
 
+def tensor_peak_mib(fn: Callable[[], object]) -> float:
+    """Peak MiB of torch tensor memory live during ``fn()`` beyond what was live before it: the torch profiler's
+    allocation events, summed in time order (tracemalloc does not see torch's allocator)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    saved = os.dup(2)  # kineto prints start/stop lines on stderr
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+                fn()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    events = sorted(
+        (e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"),
+        key=lambda e: e.start_ns(),
+    )
+    live = peak = 0
+    for e in events:
+        live += e.nbytes()
+        peak = max(peak, live)
+    return peak / 2**20
+
+
 def machine() -> str:
     return f"{os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}"
 

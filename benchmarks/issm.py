@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import load_text, stage_times, stage_times_text, write  # noqa: E402
+from benchmarks._common import load_text, stage_times, stage_times_text, tensor_peak_mib, write  # noqa: E402
 
 TRIALS, BINS, LATENTS, INPUTS = 10, 200, 2, 2
 SHAPES = (2, 10)  # neurons
@@ -199,32 +199,13 @@ def fit_seconds(neurons: int) -> tuple[float, dict[int, float]]:
 
 
 def step_memory_mib(impl: str, neurons: int) -> float:
-    """Peak MiB of tensor memory live during one step beyond what was live before it (the torch profiler's
-    allocation events, summed in time order), on the step after the warm-up (Adam's state already exists)."""
-    from torch.profiler import ProfilerActivity, profile
-
+    """Peak MiB of tensor memory live during one step beyond what was live before it, on the step after the
+    warm-up (Adam's state already exists)."""
     model, opt, y, u, gen = setup(neurons)
     step = make_step(impl, model, opt, y, u, gen)
     for _ in range(2):
         step()
-    saved = os.dup(2)  # kineto prints start/stop lines on stderr
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-                step()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-    events = sorted(
-        (e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"),
-        key=lambda e: e.start_ns(),
-    )
-    live = peak = 0
-    for e in events:
-        live += e.nbytes()
-        peak = max(peak, live)
-    return peak / 2**20
+    return tensor_peak_mib(step)
 
 
 # ------------------------------------------------------------------------------------------------ main

@@ -66,7 +66,7 @@ CATALOGUE: tuple[Entry, ...] = (
         "Infini-AI-Lab/gsm_infinite",
         has_tools=True,
     ),
-    Entry(6, "easyinv", "EasyInv: DDIM inversion", "Zhang et al.", "potato-kitty/EasyInv"),
+    Entry(6, "easyinv", "EasyInv: DDIM inversion", "Zhang et al.", "potato-kitty/EasyInv", has_tools=True),
     Entry(7, "star", "STAR: rotation-augmented residual skill quantization", "Li et al.", "not released"),
     Entry(8, "hyper", "Hyper: hyperparameter-robust exploration", "Wang et al.", "none public"),
     Entry(9, "autospeculative", "Autospeculative decoding for DDPMs", "Hu et al.", "none public"),

@@ -43,13 +43,13 @@ class LitISSM(L.LightningModule):
 
 
 class _Progress(L.Callback):
-    def __init__(self, every: int, log: Callable[[int, dict], None]):
-        self.every, self.log = every, log
+    def __init__(self, every: int, report: Callable[[int, dict], None]):
+        self.every, self.report = every, report  # not ``log``: Lightning would call the module's own log
 
     def on_train_batch_end(self, trainer: Any, module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
         step = trainer.global_step
         if step % self.every == 0 or step == trainer.max_steps:
-            self.log(step, module.history[-1])
+            self.report(step, module.history[-1])
 
 
 def fit_model(

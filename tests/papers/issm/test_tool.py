@@ -322,3 +322,22 @@ def test_unwritable_output_is_refused_before_any_work(files, capsys, command):
     res = capsys.readouterr()
     assert f"--output {out}: no such directory" in res.err and not res.out, res.err
     assert not (files / "no_dir").exists()
+
+
+def test_fit_issm_reports_progress_to_a_callback():
+    """``progress(step, terms)`` is called every 100 steps and at the last (a callback attribute named ``log``
+    once shadowed Lightning's own and crashed the fit)."""
+    import numpy as np
+
+    from models.issm import fit_issm
+
+    rng = np.random.default_rng(0)
+    seen = []
+    fit_issm(
+        rng.normal(size=(2, 20, 2)),
+        np.zeros((2, 20, 2)),
+        2,
+        iters=150,
+        progress=lambda s, t: seen.append((s, t)),
+    )
+    assert [s for s, _ in seen] == [100, 150] and all("elbo" in t for _, t in seen)
