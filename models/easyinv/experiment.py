@@ -89,7 +89,7 @@ def run_method(
     """Invert and reconstruct x with method m; per-image PSNR and SSIM, calls, z_T, the inversion."""
     ac = ddim.alphas_cumprod()
     inv = ddim.invert(eps, x, ac, steps, m.eta, m.window, m.fixed_point_iters, precision, m.order, **stub)
-    rec, rec_calls = ddim.reconstruct(eps, inv.z_T, ac, steps, precision)
+    rec, _ = ddim.reconstruct(eps, inv.z_T, ac, steps, precision)
     return {"psnr": psnr(rec, x), "ssim": ssim(rec, x), "calls": inv.calls, "inversion": inv, "rec": rec}
 
 

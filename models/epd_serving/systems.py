@@ -52,6 +52,7 @@ class Req:
     output: int
     L: int
     mm_tokens: int
+    shards: int = 0  # the shards the request was split into (1 without IRP)
     shards_left: int = 0
     encode_end: float = float("nan")
     last_shard_at_p: float = float("nan")
@@ -306,7 +307,7 @@ def simulate(
             done(r)
             return
         r.ctx = r.L + 1
-        min(decoders, key=lambda d: (d.load, d.index)).arrive(r)
+        shortest(decoders).arrive(r)
 
     def prefilled(r: Req, start: float, p: FifoServer) -> None:
         r.first_token = loop.now
@@ -374,7 +375,7 @@ def simulate(
         r.shards_left -= 1
         r.last_shard_at_p = loop.now
         if prefill_after_first_shard:
-            if not np.isfinite(r.prefill_start) and r.shards_left == r._shards - 1:  # type: ignore[attr-defined]
+            if not np.isfinite(r.prefill_start) and r.shards_left == r.shards - 1:
                 submit_prefill(r)
             return
         if r.shards_left == 0:
@@ -403,7 +404,7 @@ def simulate(
     def arrive(r: Req) -> None:
         shards = [1] * r.images if irp else [r.images]
         r.shards_left = len(shards)
-        r._shards = len(shards)  # type: ignore[attr-defined]
+        r.shards = len(shards)
         for images in shards:
             e = shortest(encoders)
             e.submit((r, images), c.encode(images * c.tiles_per_image), lambda job, s, e=e: e_done(job, s, e))
