@@ -4,7 +4,8 @@ Torch runs on one thread per process: a stage's fits are many small operations, 
 two threads per process spin against each other (5-10x slower, measured for GHOST). Workers are forked, so
 what the parent imported (``preload``: Lightning takes seconds to import) is not imported again. Each task must
 seed itself from its own stream, so that results do not depend on the number of workers or the order in which
-tasks finish; :func:`imap` yields results as they finish, tagged with the task's index.
+tasks finish; :func:`imap` yields results as they finish, tagged with the task's index. A worker that dies
+abruptly makes :func:`imap` raise (it never hangs waiting for the lost task).
 """
 
 from __future__ import annotations
@@ -41,8 +42,23 @@ def imap(
         yield from map(_call, jobs)
         return
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     for name in preload:
         importlib.import_module(name)
-    with multiprocessing.get_context("fork").Pool(n) as pool:
-        yield from pool.imap_unordered(_call, jobs)
+    # An executor, not multiprocessing.Pool: when a worker dies abruptly (a signal, a crash in native code), a
+    # Pool silently replaces it and waits forever for the lost task; the executor raises instead.
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = [pool.submit(_call, job) for job in jobs]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        except BrokenProcessPool:
+            for future in futures:
+                future.cancel()
+            done = sum(f.done() and not f.cancelled() and f.exception() is None for f in futures)
+            raise RuntimeError(
+                f"a worker process died abruptly (killed, or crashed in native code) after {done} of "
+                f"{len(jobs)} tasks had finished; re-run the stage (workers: 1 runs the tasks in this process)"
+            ) from None
