@@ -18,6 +18,8 @@ import lightning as L
 import torch
 from torch import nn
 
+from models.common.training import Progress
+
 
 def time_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
     half = dim // 2
@@ -73,16 +75,6 @@ class LitEps(L.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
-class _Progress(L.Callback):
-    def __init__(self, every: int, report):
-        self.every, self.report = every, report
-
-    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
-        step = trainer.global_step
-        if step % self.every == 0 or step == trainer.max_steps:
-            self.report(step, module.history[-1])
-
-
 def train_eps(
     x: torch.Tensor,
     steps: int,
@@ -107,7 +99,7 @@ def train_eps(
         batch_size=batch,
         sampler=RandomSampler(data, replacement=True, num_samples=batch * steps, generator=g),
     )
-    callbacks = [_Progress(max(1, steps // 10), progress)] if progress is not None else []
+    callbacks = [Progress(max(1, steps // 10), progress)] if progress is not None else []
     make_trainer(steps, seed, callbacks=callbacks).fit(lit, train_dataloaders=loader)
     lit.model.eval()
     return lit.model, lit.history

@@ -5,13 +5,13 @@ depends only on its seed)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import lightning as L
 import numpy as np
 import torch
 
 from icml25.training import make_trainer
+from models.common.training import Progress
 
 from .model import ISSM, Config
 
@@ -42,16 +42,6 @@ class LitISSM(L.LightningModule):
         return torch.optim.Adam(self.parameters(), lr=self.hparams.lr, betas=tuple(self.hparams.betas))
 
 
-class _Progress(L.Callback):
-    def __init__(self, every: int, report: Callable[[int, dict], None]):
-        self.every, self.report = every, report  # not ``log``: Lightning would call the module's own log
-
-    def on_train_batch_end(self, trainer: Any, module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-        step = trainer.global_step
-        if step % self.every == 0 or step == trainer.max_steps:
-            self.report(step, module.history[-1])
-
-
 def fit_model(
     y: np.ndarray,
     u: np.ndarray,
@@ -69,7 +59,7 @@ def fit_model(
 
     tensors = TensorDataset(torch.as_tensor(y, dtype=torch.float32), torch.as_tensor(u, dtype=torch.float32))
     data = DataLoader(tensors, batch_size=len(tensors))  # full batch, in order
-    callbacks = [_Progress(every, progress)] if progress is not None else []
+    callbacks = [Progress(every, progress)] if progress is not None else []
     trainer = make_trainer(iters, seed, callbacks=callbacks)
     trainer.fit(lit, train_dataloaders=data)
     lit.model.eval()

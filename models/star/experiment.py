@@ -214,6 +214,7 @@ def check_row(model, x: np.ndarray, upstream_seed: int, **switches) -> dict:
     peer = evaluation.peer_gap(model, x, seed=upstream_seed, **switches)
     return {
         "forward_gap": evaluation.forward_gap(model, x, **switches),
+        "code_norm": float(model.quantizer.codebooks.detach().norm(dim=-1).max()),
         "peer_value_gap": peer["value"],
         "peer_gradient_gap": peer["gradient"],
         "fallbacks": evaluation.fallbacks(model, x),
@@ -231,6 +232,7 @@ def summarize(skill_rows: list[dict], check_rows: list[dict], success: list[dict
         "policies": summarize_policies(success),
         "checks": {
             "forward_gap": max((r["forward_gap"] for r in gated), default=nan),
+            "code_norm": max((r["code_norm"] for r in gated), default=nan),
             "peer_gap": max((max(r["peer_value_gap"], r["peer_gradient_gap"]) for r in gated), default=nan),
             "fallbacks": int(sum(r["fallbacks"] for r in check_rows)),
             "pairs": int(sum(r["pairs"] for r in check_rows)),

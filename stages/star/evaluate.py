@@ -104,6 +104,7 @@ def run(ctx: StageContext) -> None:
             "steps": meta["steps"],
             "cst_steps": meta["cst_steps"],
             "test_chunks": len(chunks),
+            "codes": max((m.config.codes for m in skills.values()), default=0),
             "episodes": ep.episodes,
             "tolerance": ep.tolerance,
             **summarize(rows, checks, success),

@@ -77,8 +77,14 @@ def recon_not_worse(ev: Evaluated):
     source="Spec gotcha (e): rotation and scale detached, forward = codeword",
 )
 def forward_exact(ev: Evaluated):
+    import numpy as np
+
     c = _s(ev)["checks"]
-    return c["forward_gap"], f"{c['fallbacks']} of {c['pairs']} (chunk, depth) pairs fell back to STE"
+    return c["forward_gap"], (
+        f"the largest codeword norm is {fmt(c['code_norm'], 3)} (float32 spacing there "
+        f"{fmt(float(np.spacing(np.float32(c['code_norm']))), 2)}); {c['fallbacks']} of {c['pairs']} (chunk, depth) "
+        "pairs fell back to STE"
+    )
 
 
 @claim(
@@ -205,10 +211,19 @@ def _figures(ev: Evaluated) -> list[str]:
     return out
 
 
+def _span(rows: list[dict], key: str) -> str:
+    vals = [int(r[key]) for r in rows if key in r]
+    return (f"{min(vals)}" if min(vals) == max(vals) else f"{min(vals)} to {max(vals)}") if vals else "n/a"
+
+
 def context(ev: Evaluated) -> dict:
     s = _s(ev)
     pol = s["policies"]
+    means = {v: a["mean"] for v, a in pol["variants"].items()}
     return {
+        "active_rotation": _span(s["skills"]["per_seed"], "active_rotation"),
+        "active_ste": _span(s["skills"]["per_seed"], "active_ste"),
+        "means": means,
         "s": s,
         "simulated": s["source"] == "simulated",
         "skills_table": _skills_table(ev),
