@@ -67,7 +67,14 @@ CATALOGUE: tuple[Entry, ...] = (
         has_tools=True,
     ),
     Entry(6, "easyinv", "EasyInv: DDIM inversion", "Zhang et al.", "potato-kitty/EasyInv", has_tools=True),
-    Entry(7, "star", "STAR: rotation-augmented residual skill quantization", "Li et al.", "not released", has_tools=True),
+    Entry(
+        7,
+        "star",
+        "STAR: rotation-augmented residual skill quantization",
+        "Li et al.",
+        "not released",
+        has_tools=True,
+    ),
     Entry(8, "hyper", "Hyper: hyperparameter-robust exploration", "Wang et al.", "none public"),
     Entry(9, "autospeculative", "Autospeculative decoding for DDPMs", "Hu et al.", "none public"),
     Entry(

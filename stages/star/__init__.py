@@ -59,7 +59,7 @@ class Train:
     init_sd: float = field(default=0.25, metadata={"gt": 0.0})  # the normal-init ablation's sd
     ablations: tuple[str, ...] = field(default=ABLATIONS, metadata={"choices": ABLATIONS})
     cst_variants: tuple[str, ...] = field(default=CST_VARIANTS, metadata={"choices": CST_VARIANTS})
-    cst_steps: int = field(default=400, metadata={"ge": 1})
+    cst_steps: int = field(default=300, metadata={"ge": 1})
     cst_batch: int = field(default=64, metadata={"ge": 1})
     d_model: int = field(default=64, metadata={"ge": 4})
     layers: int = field(default=2, metadata={"ge": 1})

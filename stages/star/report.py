@@ -173,7 +173,11 @@ def _figures(ev: Evaluated) -> list[str]:
             for j, v in enumerate(shown):
                 g = counts[(counts.variant == v) & (counts.depth == d) & (counts.seed == 0)]
                 ax = axes[i, j]
-                ax.bar(g.code, g["count"] / max(g["count"].sum(), 1), color="C0" if v == "rotation" else "C3")
+                ax.bar(
+                    g.code,
+                    g["count"] / max(g["count"].sum(), 1),
+                    color={"rotation": "C0", "ste": "C3"}.get(v, "C2"),
+                )
                 ax.set_title(f"{LABEL[v]}, depth {d}", fontsize=8)
                 ax.set_xlabel("code")
                 ax.set_ylabel("share of held-out chunks")

@@ -77,7 +77,8 @@ def run(ctx: StageContext) -> None:
         "codes": tp.codes,
         "beta": tp.beta,
     }
-    skill_fits = skill_plan(tp.seeds, tuple(tp.ablations))
+    # the slowest fits (the library's EMA quantizer) first, so that no worker is left alone with one at the end
+    skill_fits = sorted(skill_plan(tp.seeds, tuple(tp.ablations)), key=lambda f: f.variant != "library_ema")
     skill_tasks = [
         (
             f,
