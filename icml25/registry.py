@@ -75,7 +75,9 @@ CATALOGUE: tuple[Entry, ...] = (
         "not released",
         has_tools=True,
     ),
-    Entry(8, "hyper", "Hyper: hyperparameter-robust exploration", "Wang et al.", "none public"),
+    Entry(
+        8, "hyper", "Hyper: hyperparameter-robust exploration", "Wang et al.", "none public", has_tools=True
+    ),
     Entry(9, "autospeculative", "Autospeculative decoding for DDPMs", "Hu et al.", "none public"),
     Entry(
         10,
