@@ -81,14 +81,13 @@ SPEC = {  # the spec's table (600 episodes, distractor +0.02: its 0.70 is the di
 
 def _grid_table(t) -> str:
     rows = []
-    for agent in AGENT_ORDER:
+    for agent in AGENT_ORDER[:3]:
         g = t[t.agent == agent].sort_values("beta").rename(columns={"return": "ret"})
         if g.empty:
             continue
         row = {"agent": agent}
         for r in g.itertuples():
-            key = "any beta" if agent == "baseline" else f"beta = {r.beta:g}"
-            row[key] = f"{fmt(r.success, 2)} / {fmt(r.ret, 3)}"
+            row[f"beta = {r.beta:g}"] = f"{fmt(r.success, 2)} / {fmt(r.ret, 3)}"
         row["worst success"] = fmt(float(g.success.min()), 2)
         row["spread (max - min success)"] = fmt(float(g.success.max() - g.success.min()), 2)
         rows.append(row)
@@ -144,8 +143,24 @@ def context(ev: Evaluated) -> dict:
                 },
             }
         )
+    base = main[main.agent == "baseline"]
+    small = main[(main.beta <= 0.1) & (main.agent != "baseline")]
+    trap_hyper = t[(t.env == "grid-trap") & (t.agent == "hyper") & (t.p_rep == s["p_rep"])]
+    curves = ev.csv("curves.csv")
+    mid = curves[(curves.env == "grid") & (curves.p_rep == s["p_rep"]) & (curves.episode == 1000)]
+    midway = [
+        {"agent": a, **{f"beta = {r.beta:g}": fmt(r.success, 2) for r in g.sort_values("beta").itertuples()}}
+        for a, g in mid[mid.agent.isin(["decouple", "hyper"])].groupby("agent", sort=True)
+        if len(mid) and s["episodes"] > 1000
+    ]
     return {
         "s": s,
+        "baseline": None
+        if base.empty
+        else {"success": float(base.success.mean()), "ret": float(base["return"].mean())},
+        "small_max": float(small.success.max()) if len(small) else None,
+        "trap_hyper_max": float(trap_hyper.success.max()) if len(trap_hyper) else None,
+        "midway_table": table(midway) if midway else "",
         "grid_table": _grid_table(main),
         "spec_table": _spec_table(),
         "trap_table": table(traps) if traps else "",
