@@ -15,8 +15,9 @@ limit (only a terminal transition stops the bootstrap). Per transition (s, a, r,
   exploration (h = 0; the spec's unverified reading; ``p_rep = 1`` by default).
 - **baseline**: epsilon-greedy Q-learning without a bonus (Q_mu acts and is evaluated; the TD3 analogue).
 
-Each run draws from its own generator (seeded by the master seed, the agent, beta and the seed), so a run's
-trajectory does not depend on which other runs share the batch. The keyword switches of :func:`sweep` are the
+Each run draws from its own generators (training and evaluation, seeded by the master seed, beta and the seed:
+every agent at one (beta, seed) draws the same numbers), so a run does not depend on which other runs share the
+batch. The keyword switches of :func:`sweep` are the
 broken variants the tests check the claims against."""
 
 from __future__ import annotations
@@ -59,12 +60,12 @@ def parse(agent: str) -> tuple[str, str | None]:
     return base, flaw or None
 
 
-def _generator(master: int, run: Run) -> np.random.Generator:
-    """The run's own stream: the master seed, the base agent, beta and the seed (a stub and its method draw the
-    same numbers)."""
+def _generator(master: int, run: Run, stream: int = 0) -> np.random.Generator:
+    """The run's own stream (0: training, 1: evaluation), keyed by the master seed, beta and the seed, not by the
+    agent: every agent at one (beta, seed), and every stub, draws the same numbers (common random numbers, so
+    Hyper with p_rep = 0 is Decouple exactly), and a run does not depend on which other runs share the batch."""
     bits = int(np.float64(run.beta).view(np.int64))
-    base = AGENTS.index(parse(run.agent)[0])
-    return np.random.default_rng([master, base, bits & 0xFFFFFFFF, bits >> 32 & 0xFFFFFFFF, run.seed])
+    return np.random.default_rng([master, stream, bits & 0xFFFFFFFF, bits >> 32 & 0xFFFFFFFF, run.seed])
 
 
 def greedy(q: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -85,17 +86,22 @@ def _start(mdp: MDP, u: np.ndarray) -> np.ndarray:
     return np.minimum(np.searchsorted(np.cumsum(mdp.start), u, side="right"), mdp.states - 1)
 
 
-def evaluate(mdp: MDP, q: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """One greedy episode per run of the tables q (R, S, A): (reached the goal, discounted return)."""
+def evaluate(
+    mdp: MDP, q: np.ndarray, seed: int = 0, gens: list[np.random.Generator] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """One greedy episode per run of the tables q (R, S, A): (reached the goal, discounted return). Each run draws
+    its start and tie-breaking uniforms from its own generator (``gens``, else ``default_rng([seed, i])``), so
+    its result does not depend on the batch."""
     R = len(q)
-    rng = np.random.default_rng(seed)
+    gens = gens if gens is not None else [np.random.default_rng([seed, i]) for i in range(R)]
+    draws = np.stack([g.random((mdp.horizon + 1, 2 + mdp.actions)) for g in gens])  # (R, H + 1, 2 + A)
     rows = np.arange(R)
-    s = _start(mdp, rng.random(R))
+    s = _start(mdp, draws[:, 0, 0])
     alive = np.ones(R, bool)
     ret, succ = np.zeros(R), np.zeros(R, bool)
     for t in range(mdp.horizon):
-        a = greedy(q[rows, s], rng.random((R, mdp.actions)))
-        m = _outcome(mdp, s, a, rng.random(R))
+        a = greedy(q[rows, s], draws[:, t + 1, 2:])
+        m = _outcome(mdp, s, a, draws[:, t + 1, 0])
         s2, r, done = mdp.next[s, a, m], mdp.reward[s, a, m], mdp.terminal[s, a, m]
         ret += np.where(alive, mdp.gamma**t * r, 0.0)
         succ |= alive & mdp.success[s, a, m]
@@ -130,6 +136,7 @@ def sweep(
     never_explore = flaw == "never_explore"
     q_pi, q_mu, N = np.zeros((R, S, A)), np.zeros((R, S, A)), np.zeros((R, S))
     gens = [_generator(master, r) for r in runs]
+    eval_gens = [_generator(master, r, 1) for r in runs]
     rows = np.arange(R)
     hyper, baseline = agent == "hyper", agent == "baseline"
     evaluated_pi = ((agent == "curiosity") & (flaw != "bonus_free")) | (flaw == "eval_pi")
@@ -164,7 +171,7 @@ def sweep(
                 break
         if ep % every == 0 or ep == episodes:
             q_eval = np.where(evaluated_pi[:, None, None], q_pi, q_mu)
-            succ, ret = evaluate(mdp, q_eval, seed=master)
+            succ, ret = evaluate(mdp, q_eval, gens=eval_gens)
             out += [
                 {
                     "episode": ep,

@@ -9,7 +9,7 @@ Taxi's only terminal transitions).
 The grid (the issue's, not the spec's calibration): 11 x 11, 4 actions (bumping a wall stays), start (5, 1),
 terminal goal (10, 10) worth +1, distractor (5, 0) worth +0.01 on every step that ends there (non-terminal: the
 agent can stay by bumping the wall), H = 60, gamma = 0.98. Staying on the distractor returns
-0.01 sum_{t<60} 0.98^t = 0.351 from one step away; the goal 0.98^14 = 0.769 (15 steps). ``grid-trap``: the
+0.01 sum_{t<60} 0.98^t = 0.351 from one step away; the goal 0.98^13 = 0.769 (14 steps). ``grid-trap``: the
 distractor is terminal and worth +0.2."""
 
 from __future__ import annotations
