@@ -197,6 +197,21 @@ def prepared_main(work: Path, slug: str) -> Path:
     return work / "data" / slug / "prepared" / "main"
 
 
+def rewrite_npz(path: Path, **changes) -> None:
+    """Rewrite the ``.npz`` file ``path`` with some arrays replaced (a change is a callable of the old array) or
+    dropped (``None``); the validate tests tamper with prepared files through it."""
+    import numpy as np
+
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    for key, change in changes.items():
+        if change is None:
+            del arrays[key]
+        else:
+            arrays[key] = change(arrays[key])
+    np.savez(path, **arrays)
+
+
 def validation_failure(work: Path, slug: str) -> str:
     """Run ``slug``'s validate stage in ``work``, expect ValidationFailed (and no validation.json); its message."""
     import pytest

@@ -14,23 +14,12 @@ import yaml
 
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, validation_failure
+from tests.helpers import prepared_main, rewrite_npz, validation_failure
 
 SLUG = "easyinv"
 
 main = functools.partial(prepared_main, slug=SLUG)
 failure = functools.partial(validation_failure, slug=SLUG)
-
-
-def _edit(work, **changes):
-    """Rewrite images.npz with some arrays replaced (a callable of the old array)."""
-    path = main(work) / "images.npz"
-    with np.load(path) as z:
-        d = {k: z[k] for k in z.files}
-    for key, change in changes.items():
-        d[key] = change(d[key])
-    np.savez(path, **d)
-    return d
 
 
 def _set(index, value):
@@ -51,27 +40,27 @@ def test_untouched_files_pass(work):
 
 
 def test_a_nan_in_test_fails_naming_finite(work):
-    _edit(work, test=_set((2, 0, 3, 4), np.nan))
+    rewrite_npz(main(work) / "images.npz", test=_set((2, 0, 3, 4), np.nan))
     message = failure(work)
     assert "images.finite" in message and "split=test" in message, message
     assert "split=train" not in message
 
 
 def test_a_value_above_one_fails_naming_max(work):
-    _edit(work, train=_set((0, 0, 1, 1), 2.0))
+    rewrite_npz(main(work) / "images.npz", train=_set((0, 0, 1, 1), 2.0))
     message = failure(work)
     assert "images.max" in message and "split=train" in message, message
     assert "images.min" not in message and "finite" not in message
 
 
 def test_a_3d_train_array_fails_naming_the_array(work):
-    _edit(work, train=lambda a: a[:, 0])
+    rewrite_npz(main(work) / "images.npz", train=lambda a: a[:, 0])
     message = failure(work)
     assert "image file.train" in message and "3-d, expected 4-d" in message, message
 
 
 def test_fewer_test_images_than_recorded_fails_naming_the_count(work):
-    _edit(work, test=lambda a: a[:-1])
+    rewrite_npz(main(work) / "images.npz", test=lambda a: a[:-1])
     message = failure(work)
     assert "image counts.test_as_recorded" in message, message
 

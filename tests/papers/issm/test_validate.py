@@ -13,26 +13,12 @@ import yaml
 
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, validation_failure
+from tests.helpers import prepared_main, rewrite_npz, validation_failure
 
 SLUG = "issm"
 
 main = functools.partial(prepared_main, slug=SLUG)
 failure = functools.partial(validation_failure, slug=SLUG)
-
-
-def _edit(work, name, **changes):
-    """Rewrite prepared ``name`` with some arrays replaced (a callable of the old array) or dropped (None)."""
-    path = main(work) / name
-    with np.load(path) as z:
-        d = {k: z[k] for k in z.files}
-    for key, change in changes.items():
-        if change is None:
-            del d[key]
-        else:
-            d[key] = change(d[key])
-    np.savez(path, **d)
-    return d
 
 
 def test_untouched_files_pass(work):
@@ -50,7 +36,7 @@ def test_a_clamped_latent_off_its_input_fails_naming_clamp_error(work):
 
     with np.load(main(work) / "linear_s0.npz") as z:
         u = z["u"]
-    _edit(work, "linear_s0.npz", x=lambda x: move(x, u))
+    rewrite_npz(main(work) / "linear_s0.npz", x=lambda x: move(x, u))
     message = failure(work)
     assert "arrays.clamp_error" in message and "file=linear_s0.npz split=train" in message, message
     assert "attractor_s0.npz" not in message and "finite" not in message
@@ -62,13 +48,13 @@ def test_a_nan_in_y_fails_naming_finite(work):
         y[0, 3, 1] = np.nan
         return y
 
-    _edit(work, "attractor_s0.npz", y=nan)
+    rewrite_npz(main(work) / "attractor_s0.npz", y=nan)
     message = failure(work)
     assert "arrays.finite" in message and "file=attractor_s0.npz split=train" in message, message
 
 
 def test_a_2d_y_fails_naming_the_array(work):
-    _edit(work, "attractor_s0.npz", y=lambda y: y[:, :, 0])
+    rewrite_npz(main(work) / "attractor_s0.npz", y=lambda y: y[:, :, 0])
     message = failure(work)
     assert (
         "data files.y " in message and "2-d, expected 3-d" in message and "file=attractor_s0.npz" in message
@@ -76,13 +62,13 @@ def test_a_2d_y_fails_naming_the_array(work):
 
 
 def test_u_with_fewer_trials_than_y_fails_naming_shapes_agree(work):
-    _edit(work, "linear_s0.npz", u=lambda u: u[:-1])
+    rewrite_npz(main(work) / "linear_s0.npz", u=lambda u: u[:-1])
     message = failure(work)
     assert "arrays.shapes_agree" in message and "file=linear_s0.npz split=train" in message, message
 
 
 def test_a_missing_held_out_array_fails_naming_it(work):
-    _edit(work, "linear_s0.npz", x_test=None)
+    rewrite_npz(main(work) / "linear_s0.npz", x_test=None)
     message = failure(work)
     assert "data files.x_test " in message and "'missing'" in message and "file=linear_s0.npz" in message, (
         message

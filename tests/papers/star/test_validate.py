@@ -16,7 +16,7 @@ import yaml
 
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, validation_failure
+from tests.helpers import prepared_main, rewrite_npz, validation_failure
 
 SLUG = "star"
 
@@ -24,28 +24,18 @@ main = functools.partial(prepared_main, slug=SLUG)
 failure = functools.partial(validation_failure, slug=SLUG)
 
 
-def _edit(work, name, **changes):
-    """Rewrite prepared ``name`` with some arrays replaced (a callable of the old arrays dict) or dropped (None)."""
+def _set_action(work, name: str, demo: int, step: int, col: int, value: float) -> None:
+    """Set component ``col`` of step ``step`` of demo ``demo``'s actions in prepared ``name``."""
     path = main(work) / name
     with np.load(path) as z:
-        d = {k: z[k] for k in z.files}
-    old = dict(d)
-    for key, change in changes.items():
-        if change is None:
-            del d[key]
-        else:
-            d[key] = change(old)
-    np.savez(path, **d)
-    return d
+        row = int(z["demo_offset"][demo]) + step
 
-
-def _set_action(demo: int, step: int, col: int, value: float):
-    def change(d):
-        a = d["actions"].copy()
-        a[d["demo_offset"][demo] + step, col] = value
+    def change(a):
+        a = a.copy()
+        a[row, col] = value
         return a
 
-    return change
+    rewrite_npz(path, actions=change)
 
 
 def _parts(message: str) -> dict[str, str]:
@@ -65,15 +55,15 @@ def test_untouched_files_pass(work):
 
 
 def test_a_nan_action_fails_naming_finite(work):
-    _edit(work, "train.npz", actions=_set_action(3, 5, 0, np.nan))
+    _set_action(work, "train.npz", 3, 5, 0, np.nan)
     parts = _parts(failure(work))
     assert "split=train demo=3" in parts["demos.finite"], parts
     assert not any("split=test" in v for v in parts.values())
 
 
 def test_a_big_step_and_a_half_gripper_command_fail_naming_motion_max_and_grip_error(work):
-    _edit(work, "test.npz", actions=_set_action(2, 4, 0, 0.5))  # |dx| = 0.5 > 0.3
-    _edit(work, "train.npz", actions=_set_action(7, 0, 2, 0.5))  # a command 0.5 away from +-1
+    _set_action(work, "test.npz", 2, 4, 0, 0.5)  # |dx| = 0.5 > 0.3
+    _set_action(work, "train.npz", 7, 0, 2, 0.5)  # a command 0.5 away from +-1
     parts = _parts(failure(work))
     assert set(parts) == {"demos.motion_max", "demos.grip_error"}, parts
     assert "split=test demo=2" in parts["demos.motion_max"] and "split=train" not in parts["demos.motion_max"]
@@ -82,12 +72,12 @@ def test_a_big_step_and_a_half_gripper_command_fail_naming_motion_max_and_grip_e
 
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_a_task_id_out_of_range_fails_naming_task(work):
-    def bad_task(d):
-        t = d["demo_task"].copy()
+    def bad_task(t):
+        t = t.copy()
         t[4] = 5  # the smoke profile has 2 tasks
         return t
 
-    _edit(work, "train.npz", demo_task=bad_task)
+    rewrite_npz(main(work) / "train.npz", demo_task=bad_task)
     parts = _parts(failure(work))
     assert "split=train demo=4" in parts["demos.task"], parts
 
@@ -116,7 +106,7 @@ def test_a_dropped_demo_fails_naming_the_demo_counts(work):
 
 
 def test_a_missing_array_fails_naming_it(work):
-    _edit(work, "test.npz", prim_state=None)
+    rewrite_npz(main(work) / "test.npz", prim_state=None)
     parts = _parts(failure(work))
     assert (
         "'missing'" in parts["data files.prim_state"] and "file=test.npz" in parts["data files.prim_state"]
