@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, validation_failure
+from tests.helpers import prepared_main, rewrite_npz, validation_failure
 
 SLUG = "cross_conformal"
 
@@ -44,14 +44,8 @@ def test_text_in_a_numeric_column_fails_naming_it(work):
 
 
 def test_an_array_dropped_or_turned_to_text_in_an_npz_fails_naming_it(work):
-    path = main(work) / "sim_p005.npz"
-    d = dict(np.load(path))
-    del d["y"]
-    np.savez(path, **d)
-    path = main(work) / "real_splits.npz"
-    d = dict(np.load(path))
-    d["train"] = d["train"].astype(str)
-    np.savez(path, **d)
+    rewrite_npz(main(work) / "sim_p005.npz", y=None)
+    rewrite_npz(main(work) / "real_splits.npz", train=lambda a: a.astype(str))
     message = failure(work)
     assert (
         "simulation files.y (expect_column_values_to_be_in_set, 1 bad rows (file=sim_p005.npz), e.g. 'missing')"

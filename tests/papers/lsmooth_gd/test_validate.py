@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, validation_failure
+from tests.helpers import prepared_main, rewrite_npz, validation_failure
 
 SLUG = "lsmooth_gd"
 
@@ -21,15 +19,8 @@ def test_the_prepared_files_pass(work):
     assert (work / "data" / SLUG / "validated" / "validation.json").exists()
 
 
-def rewrite(work, change) -> None:
-    path = main(work) / "digits.npz"
-    d = dict(np.load(path))
-    change(d)
-    np.savez(path, **d)
-
-
 def test_deleted_labels_fail_naming_them(work):
-    rewrite(work, lambda d: d.pop("y_test"))
+    rewrite_npz(main(work) / "digits.npz", y_test=None)
     message = failure(work)
     assert (
         "digits.npz.y (expect_column_values_to_be_in_set, 1 bad rows (split=test), e.g. 'missing')" in message
@@ -37,7 +28,7 @@ def test_deleted_labels_fail_naming_them(work):
 
 
 def test_images_as_text_fail_naming_them(work):
-    rewrite(work, lambda d: d.update(x_train=d["x_train"].astype(str)))
+    rewrite_npz(main(work) / "digits.npz", x_train=lambda a: a.astype(str))
     message = failure(work)
     assert (
         "digits.npz.x (expect_column_values_to_be_in_set, 1 bad rows (split=train), e.g. 'string, expected float')"
@@ -46,5 +37,5 @@ def test_images_as_text_fail_naming_them(work):
 
 
 def test_a_lost_pixel_column_fails(work):
-    rewrite(work, lambda d: d.update(x_train=d["x_train"][:, :63]))
+    rewrite_npz(main(work) / "digits.npz", x_train=lambda a: a[:, :63])
     assert "digits.npz.shapes" in failure(work)
