@@ -23,6 +23,10 @@ renders.
   (``traced_peak_mib``) of one untimed call each at ``MEM_EPISODES`` = 5 episodes (the peak does not grow with
   the episodes: both allocate per run, not per episode).
 - The reference learns: one Hyper run at beta = 1 for 2,000 episodes reaches the goal greedily (asserted).
+- The deep variant (models/hyper/deep.py): ``DEEP_RUNS`` (curiosity, decouple, hyper at beta 1 and 10, 2 seeds:
+  12 runs) for ``DEEP_STEPS`` environment steps each, as one batched Lightning module (ours) against one module
+  per run trained one after the other (the same code at R = 1); the same median of ``REPEAT`` alternated
+  repetitions, and the torch allocator's peak (``tensor_peak_mib``) of one untimed call each.
 """
 
 from __future__ import annotations
@@ -42,7 +46,14 @@ import numpy as np  # noqa: E402
 from gymnasium import spaces  # noqa: E402
 from gymnasium.wrappers import TimeLimit  # noqa: E402
 
-from benchmarks._common import load_text, stage_times, stage_times_text, traced_peak_mib, write  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    load_text,
+    stage_times,
+    stage_times_text,
+    tensor_peak_mib,
+    traced_peak_mib,
+    write,
+)
 from models.hyper import agents  # noqa: E402
 from models.hyper.mdp import grid  # noqa: E402
 
@@ -56,6 +67,8 @@ LEARN_EPISODES = 2000
 SIZE, H, GAMMA = 11, 60, 0.98
 ALPHA, EPSILON, P = 0.5, 0.05, 0.1
 OURS, REF = "ours: agents.sweep (batched NumPy)", "reference: per-run loop, gymnasium Env"
+DEEP_STEPS, DEEP_WARMUP = 600, 100
+DEEP_OURS, DEEP_REF = "deep: one batched module (all runs)", "deep: one module per run, one after another"
 
 
 class GridEnv(gym.Env):
@@ -153,6 +166,44 @@ def ours_tables(runs, episodes) -> np.ndarray:
     return seen["q"]
 
 
+def deep(runs: list[agents.Run]) -> None:
+    from icml25.training import make_trainer
+    from models.hyper.deep import DeepConfig, DeepSweep
+
+    cfg = DeepConfig(steps=DEEP_STEPS, every=DEEP_STEPS, warmup=DEEP_WARMUP)
+    module = DeepSweep(grid(), runs, cfg)
+    make_trainer(max_steps=-1, seed=0, max_epochs=1).fit(module)
+
+
+def deep_rows(times_deep: dict[str, list[float]], runs: list[agents.Run]) -> tuple[list[dict], str]:
+    impls = {DEEP_OURS: lambda: deep(runs), DEEP_REF: lambda: [deep([r]) for r in runs]}
+    for rep in range(REPEAT):
+        for name in list(impls)[rep % 2 :] + list(impls)[: rep % 2]:
+            gc.collect()
+            t0 = time.perf_counter()
+            impls[name]()
+            times_deep[name].append(time.perf_counter() - t0)
+    peaks = {name: tensor_peak_mib(fn) for name, fn in impls.items()}
+    med = {name: statistics.median(times_deep[name]) for name in impls}
+    steps = len(runs) * DEEP_STEPS
+    rows = [
+        {
+            "implementation": name,
+            "runs x episodes": f"{len(runs)} runs x {DEEP_STEPS} steps",
+            "environment steps": steps,
+            "seconds (median)": round(med[name], 3),
+            "runs (s)": ", ".join(f"{v:.3f}" for v in times_deep[name]),
+            "steps per second": round(steps / med[name]),
+            "ours / reference": round(med[DEEP_REF] / med[DEEP_OURS], 2) if name == DEEP_OURS else "",
+            "peak MiB (tracemalloc)": f"{peaks[name]:.1f} (torch allocator)",
+            "check": f"{DEEP_WARMUP} warm-up steps, then one minibatch update per step",
+        }
+        for name in impls
+    ]
+    ratio = med[DEEP_REF] / med[DEEP_OURS]
+    return rows, f"deep variant, {len(runs)} runs x {DEEP_STEPS} steps: batched / one at a time {ratio:.2f}"
+
+
 def main() -> None:
     start = time.perf_counter()
     load = load_text()
@@ -238,6 +289,14 @@ def main() -> None:
         }
     )
     columns = list(rows[0])
+    import torch
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    deep_runs = agents.runs_of(AGENTS, [1, 10], 2)
+    deep([deep_runs[0]])  # warm-up
+    more, deep_note = deep_rows({DEEP_OURS: [], DEEP_REF: []}, deep_runs)
+    rows += more
+    print(deep_note, flush=True)
     stages = stage_times("hyper")
     if stages:
         rows.append(
@@ -261,6 +320,7 @@ def main() -> None:
         f"alternated, order rotated; median reported. Ours / reference in runs x episodes per second: {ratios}. "
         f"Peak memory: tracemalloc of one untimed call each at {MEM_EPISODES} episodes. The reference's Hyper "
         f"run (beta 1, seed 0) reaches the goal greedily after {LEARN_EPISODES} episodes. "
+        f"The {deep_note} (torch {torch.__version__}, {torch.get_num_threads()} threads). "
         + (
             f"Quick profile's stages: {stage_times_text(stages)}. "
             if stages

@@ -134,10 +134,15 @@ def sweep(
     beta = np.array([r.beta for r in runs])
     beta_mu = np.where(flaw == "bonus_in_mu", beta, 0.0)
     never_explore = flaw == "never_explore"
-    q_pi, q_mu, N = np.zeros((R, S, A)), np.zeros((R, S, A)), np.zeros((R, S))
+    # q[:, 0] is Q_pi, q[:, 1] is Q_mu, read and written through flat indices into ``flat`` (one gather and one
+    # update serve both learners; 1-D fancy indexing is the fast kind)
+    q, N = np.zeros((R, 2, S, A)), np.zeros(R * S)
+    flat = q.reshape(-1)
+    learner = (2 * np.arange(R)[:, None] + np.arange(2)[None, :]) * S  # (R, 2): row offsets of (run, learner)
+    bonus_weight = np.stack([beta, beta_mu], 1)  # (R, 2)
     gens = [_generator(master, r) for r in runs]
     eval_gens = [_generator(master, r, 1) for r in runs]
-    rows = np.arange(R)
+    rows, acts = np.arange(R), np.arange(A)
     hyper, baseline = agent == "hyper", agent == "baseline"
     evaluated_pi = ((agent == "curiosity") & (flaw != "bonus_free")) | (flaw == "eval_pi")
     out = []
@@ -148,29 +153,32 @@ def sweep(
         extra = np.stack([b[2] for b in per_run])
         h_hyper = np.where(never_explore, H, np.where(extra[:, 0] < p_rep, np.minimum(geo, H), 0))
         h = np.where(hyper, h_hyper, np.where(baseline, H, 0))
+        actor = learner[
+            rows[:, None], (np.arange(H)[None, :] < h[:, None]).astype(np.int64)
+        ]  # Q_mu for t < h
+        explore = u[:, :, 0] < epsilon
+        random_action = np.minimum((u[:, :, 1] * A).astype(np.int64), A - 1)
         s = _start(mdp, extra[:, 1])
         alive = np.ones(R, bool)
         for t in range(H):
-            q_act = np.where((t < h)[:, None], q_mu[rows, s], q_pi[rows, s])
-            a = greedy(q_act, u[:, t, 3:])
-            a = np.where(u[:, t, 0] < epsilon, np.minimum((u[:, t, 1] * A).astype(np.int64), A - 1), a)
+            q_act = flat[((actor[:, t] + s) * A)[:, None] + acts]
+            a = np.where(explore[:, t], random_action[:, t], greedy(q_act, u[:, t, 3:]))
             m = _outcome(mdp, s, a, u[:, t, 2])
             s2, r, done = mdp.next[s, a, m], mdp.reward[s, a, m], mdp.terminal[s, a, m]
-            live = rows[alive]
-            N[live, s2[alive]] += 1.0
-            bonus = 1.0 / np.sqrt(np.maximum(N[rows, s2], 1.0))
+            n_at = rows * S + s2
+            N[n_at] += alive  # finished runs add 0 (and their updates below are multiplied by 0)
+            bonus = 1.0 / np.sqrt(np.maximum(N[n_at], 1.0))
             cont = mdp.gamma * ~done
-            t_pi = r + beta * bonus + cont * q_pi[rows, s2].max(-1)
-            t_mu = r + beta_mu * bonus + cont * q_mu[rows, s2].max(-1)
-            i, si, ai = live, s[alive], a[alive]
-            q_pi[i, si, ai] += alpha * (t_pi[alive] - q_pi[i, si, ai])
-            q_mu[i, si, ai] += alpha * (t_mu[alive] - q_mu[i, si, ai])
+            best_next = flat[((learner + s2[:, None]) * A)[..., None] + acts].max(-1)  # (R, 2)
+            target = r[:, None] + bonus_weight * bonus[:, None] + cont[:, None] * best_next
+            at = (learner + s[:, None]) * A + a[:, None]
+            flat[at] += (alpha * alive)[:, None] * (target - flat[at])
             alive &= ~done
             s = np.where(alive, s2, s)
             if not alive.any():
                 break
         if ep % every == 0 or ep == episodes:
-            q_eval = np.where(evaluated_pi[:, None, None], q_pi, q_mu)
+            q_eval = np.where(evaluated_pi[:, None, None], q[:, 0], q[:, 1])
             succ, ret = evaluate(mdp, q_eval, gens=eval_gens)
             out += [
                 {

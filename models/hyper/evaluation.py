@@ -10,11 +10,11 @@ import pandas as pd
 LARGE = (1.0, 10.0, 100.0)
 
 
-def table(history: pd.DataFrame, episode: int | None = None) -> pd.DataFrame:
+def table(history: pd.DataFrame, episode: int | None = None, clock: str = "episode") -> pd.DataFrame:
     """Per (agent, beta): success rate and mean and sd of the return over seeds at ``episode`` (default: the
-    last evaluation)."""
-    ep = int(history.episode.max()) if episode is None else episode
-    last = history[history.episode == ep]
+    last evaluation) of the column ``clock`` (``step`` for the deep variant)."""
+    ep = int(history[clock].max()) if episode is None else episode
+    last = history[history[clock] == ep]
     g = last.groupby(["agent", "beta"], sort=True)
     out = g.agg(
         success=("success", "mean"),

@@ -13,7 +13,8 @@ repositioning, h = min(Geom(p), H) per episode: epsilon-greedy on Q_mu for t < h
 
 Stages: prepare (the grids as tables, the run list; no data set) -> validate (GX: one start, the goal terminal and
 worth 1, the distractor as set, H and gamma in range) -> train (every run in one batch of arrays, greedy
-evaluations every ``every`` episodes; the terminal-trap grid beside it) -> evaluate (success and return per agent
+evaluations every ``every`` episodes; the terminal-trap grid beside it; the deep variant, DQN with target
+networks and an RND bonus, where ``prepare.deep.agents`` names any: the paper profile) -> evaluate (success and return per agent
 and beta) -> report.
 """
 
@@ -24,6 +25,28 @@ from dataclasses import dataclass, field
 from icml25.registry import Paper
 
 AGENTS = ("curiosity", "decouple", "hyper", "baseline")
+
+
+@dataclass(frozen=True)
+class DeepPlan:
+    """The deep variant's runs (models/hyper/deep.py) on ``grid``; no agents: not run (the quick profile)."""
+
+    agents: tuple[str, ...] = field(default=(), metadata={"choices": AGENTS})
+    betas: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0)
+    seeds: int = field(default=3, metadata={"ge": 1})
+
+
+@dataclass(frozen=True)
+class DeepTrain:
+    steps: int = field(default=30_000, metadata={"ge": 1})
+    every: int = field(default=3_000, metadata={"ge": 1})
+    warmup: int = field(default=500, metadata={"ge": 0})
+    hidden: int = field(default=64, metadata={"ge": 1})
+    rnd_dim: int = field(default=32, metadata={"ge": 1})
+    batch: int = field(default=64, metadata={"ge": 1})
+    lr: float = field(default=1e-3, metadata={"gt": 0.0})
+    target_every: int = field(default=100, metadata={"ge": 1})
+    obs: str = field(default="onehot", metadata={"choices": ("onehot", "xy")})
 
 
 @dataclass(frozen=True)
@@ -38,6 +61,7 @@ class Prepare:
     trap_agents: tuple[str, ...] = field(default=("decouple", "hyper"), metadata={"choices": AGENTS})
     p_rep: float = field(default=1.0, metadata={"ge": 0.0, "le": 1.0})  # the spec's unverified reading: < 1
     trap_p_rep: float = field(default=0.5, metadata={"ge": 0.0, "le": 1.0})  # the trap's extra Hyper runs
+    deep: DeepPlan = DeepPlan()
 
 
 @dataclass(frozen=True)
@@ -47,6 +71,7 @@ class Train:
     p: float = field(default=0.1, metadata={"gt": 0.0, "le": 1.0})
     alpha: float = field(default=0.5, metadata={"gt": 0.0, "le": 1.0})
     epsilon: float = field(default=0.05, metadata={"ge": 0.0, "le": 1.0})
+    deep: DeepTrain = DeepTrain()
 
 
 PAPER = Paper(

@@ -1,6 +1,8 @@
 """Evaluate: from train's history, per environment and p_rep the success rate and return per agent and beta at the
 last evaluation (``table.csv``), success against episodes (``curves.csv``), and ``summary.json``: the claims'
-numbers on ``grid`` at the main p_rep (models/hyper/evaluation.py) and the trap's table."""
+numbers on ``grid`` at the main p_rep (models/hyper/evaluation.py) and the trap's table. The deep variant's table
+and curves (``deep_table.csv``, ``deep_curves.csv``; no rows when it did not run), and its size in
+``summary.json``'s ``deep`` (null when it did not run). Not gated."""
 
 from __future__ import annotations
 
@@ -28,6 +30,13 @@ def run(ctx: StageContext) -> None:
     )
     curves.to_csv(ctx.out / "curves.csv", index=False)
     main = full[(full.env == "grid") & (full.p_rep == p_rep)]
+    deep = read_csv(ctx.paths.trained / "deep.csv")
+    deep_table = (
+        table(deep, clock="step") if len(deep) else pd.DataFrame(columns=["agent", "beta", "success"])
+    )
+    deep_table.to_csv(ctx.out / "deep_table.csv", index=False)
+    deep_curves = deep.groupby(["agent", "beta", "step"], sort=True).success.mean().reset_index()
+    deep_curves.to_csv(ctx.out / "deep_curves.csv", index=False)
     ctx.write_json(
         "summary.json",
         {
@@ -36,6 +45,13 @@ def run(ctx: StageContext) -> None:
             "large": list(LARGE),
             "seeds": int(history.seed.nunique()),
             "claims": claims(main),
+            "deep": {
+                "steps": int(deep.step.max()),
+                "seeds": int(deep.seed.nunique()),
+                "runs": int((deep.step == deep.step.max()).sum()),
+            }
+            if len(deep)
+            else None,
         },
     )
     ctx.log.info("%d tables, %d runs", len(tables), len(history[history.episode == history.episode.max()]))

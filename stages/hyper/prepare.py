@@ -1,6 +1,6 @@
 """Prepare: the grids as tables (``grid.csv``, ``grid-trap.csv``: one row per cell with its kind, the reward for
-arriving there and whether arriving ends the episode), the run list (``runs.csv``: environment, agent, beta,
-seed, p_rep) and ``meta.json`` (H, gamma). No data set: the environments are the project's own."""
+arriving there and whether arriving ends the episode), the run lists (``runs.csv``: environment, agent, beta,
+seed, p_rep; ``deep_runs.csv``: the deep variant's, on ``grid``, empty unless ``deep.agents`` names any) and ``meta.json`` (H, gamma). No data set: the environments are the project's own."""
 
 from __future__ import annotations
 
@@ -39,6 +39,13 @@ def run(ctx: StageContext) -> None:
                 for r in runs_of([agent], list(pp.betas), pp.seeds)
             ]
     pd.DataFrame(plan).to_csv(ctx.out / "runs.csv", index=False)
+    deep = [
+        {"env": "grid", "agent": r.agent, "beta": r.beta, "seed": r.seed, "p_rep": pp.p_rep}
+        for r in runs_of(pp.deep.agents, list(pp.deep.betas), pp.deep.seeds)
+    ]
+    pd.DataFrame(deep, columns=["env", "agent", "beta", "seed", "p_rep"]).to_csv(
+        ctx.out / "deep_runs.csv", index=False
+    )
     ctx.write_json(
         "meta.json",
         {
@@ -51,4 +58,4 @@ def run(ctx: StageContext) -> None:
             "trap_reward": pp.trap_reward,
         },
     )
-    ctx.log.info("%d runs", len(plan))
+    ctx.log.info("%d tabular runs, %d deep runs", len(plan), len(deep))

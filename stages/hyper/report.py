@@ -128,6 +128,21 @@ def _figures(ev: Evaluated) -> list[str]:
     ]
 
 
+def _deep_table(ev: Evaluated) -> str:
+    t = ev.csv("deep_table.csv")
+    rows = []
+    for agent in AGENT_ORDER:
+        g = t[t.agent == agent].sort_values("beta").rename(columns={"return": "ret"})
+        if g.empty:
+            continue
+        cells = {
+            ("no bonus" if r.beta == 0 else f"beta = {r.beta:g}"): f"{fmt(r.success, 2)} / {fmt(r.ret, 3)}"
+            for r in g.itertuples()
+        }
+        rows.append({"agent": agent, **cells})
+    return table(rows)
+
+
 def context(ev: Evaluated) -> dict:
     s = ev.json("summary.json")
     t = ev.csv("table.csv")
@@ -165,6 +180,8 @@ def context(ev: Evaluated) -> dict:
         "spec_table": _spec_table(),
         "trap_table": table(traps) if traps else "",
         "figures": _figures(ev),
+        "deep": s.get("deep"),
+        "deep_table": _deep_table(ev) if s.get("deep") else "",
     }
 
 

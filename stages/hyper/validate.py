@@ -2,7 +2,7 @@
 row per grid: exactly one start and one goal, the goal terminal and worth 1, the distractor as params set it
 (worth meta.json's ``distractor_reward`` and non-terminal on ``grid``; worth ``trap_reward`` and terminal on
 ``grid-trap``),
-H and gamma in range; and the run list (known environments and agents, positive betas)."""
+H and gamma in range; and the run lists (known environments and agents, betas >= 0; the deep variant's where it has runs)."""
 
 from __future__ import annotations
 
@@ -72,18 +72,15 @@ def run(ctx: StageContext) -> None:
             key="env",
         )
     )
-    runs = read_csv(ctx.paths.prepared / "runs.csv")
-    summaries.append(
-        validate_frame(
-            runs,
-            "runs",
-            [
-                Column("env", kind="string", values=("grid", "grid-trap")),
-                Column("agent", kind="string", values=("curiosity", "decouple", "hyper", "baseline")),
-                Column("beta", min=0.0),
-                Column("seed", kind="integer", min=0),
-                Column("p_rep", min=0.0, max=1.0),
-            ],
-        )
-    )
+    run_columns = [
+        Column("env", kind="string", values=("grid", "grid-trap")),
+        Column("agent", kind="string", values=("curiosity", "decouple", "hyper", "baseline")),
+        Column("beta", min=0.0),
+        Column("seed", kind="integer", min=0),
+        Column("p_rep", min=0.0, max=1.0),
+    ]
+    summaries.append(validate_frame(read_csv(ctx.paths.prepared / "runs.csv"), "runs", run_columns))
+    deep = read_csv(ctx.paths.prepared / "deep_runs.csv")
+    if len(deep):  # the deep variant's runs, where the profile has any
+        summaries.append(validate_frame(deep, "deep runs", run_columns))
     write_validation(ctx.out, summaries)

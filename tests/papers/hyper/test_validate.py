@@ -1,6 +1,6 @@
 """hyper's validate stage on tampered copies of the smoke profile's prepared files (grid.csv, grid-trap.csv,
-runs.csv, meta.json): the untouched files pass; a second start cell, a goal worth 0.5, the distractor made
-terminal on the non-trap grid, an unknown agent and a negative beta each fail cleanly (ValidationFailed, no
+runs.csv, deep_runs.csv, meta.json): the untouched files pass; a second start cell, a goal worth 0.5, the distractor made
+terminal on the non-trap grid, an unknown agent (in either run list) and a negative beta each fail cleanly (ValidationFailed, no
 validation.json) naming the check, and the grid's checks name the grid they failed on."""
 
 from __future__ import annotations
@@ -48,7 +48,13 @@ def _set(column: str, value, where):
 
 
 def test_untouched_files_pass(work):
-    assert {p.name for p in main(work).iterdir()} == {"grid.csv", "grid-trap.csv", "runs.csv", "meta.json"}
+    assert {p.name for p in main(work).iterdir()} == {
+        "grid.csv",
+        "grid-trap.csv",
+        "runs.csv",
+        "deep_runs.csv",
+        "meta.json",
+    }
     grid = pd.read_csv(main(work) / "grid.csv")
     assert len(grid) == 121 and (grid.kind == "start").sum() == 1
     run_stage(work, SLUG, "validate")
@@ -70,6 +76,7 @@ def test_a_goal_worth_half_fails_naming_goal_reward(work):
     assert "env=grid-trap" in parts["grids.goal_reward"] and "0.5" in parts["grids.goal_reward"]
 
 
+@pytest.mark.slow  # one more validate run (~1 s)
 def test_a_terminal_distractor_on_the_grid_fails_naming_distractor_terminal_as_set(work):
     _edit(work, "grid.csv", _set("terminal", True, lambda f: f.kind == "distractor"))
     parts = _parts(failure(work))
@@ -77,6 +84,7 @@ def test_a_terminal_distractor_on_the_grid_fails_naming_distractor_terminal_as_s
     assert "env=grid)" in parts["grids.distractor_terminal_as_set"]
 
 
+@pytest.mark.slow  # one more validate run (~1 s)
 def test_an_unknown_agent_fails_naming_agent(work):
     _edit(work, "runs.csv", _set("agent", "random", lambda f: f.index == 3))
     parts = _parts(failure(work))
@@ -90,3 +98,10 @@ def test_a_negative_beta_fails_naming_beta(work):
     parts = _parts(failure(work))
     assert set(parts) == {"runs.beta"}, parts
     assert "-1.0" in parts["runs.beta"]
+
+
+def test_an_unknown_agent_in_the_deep_runs_fails_naming_deep_runs_agent(work):
+    assert len(pd.read_csv(main(work) / "deep_runs.csv"))  # the smoke profile runs the deep variant
+    _edit(work, "deep_runs.csv", _set("agent", "oracle", lambda f: f.index == 0))
+    parts = _parts(failure(work))
+    assert set(parts) == {"deep runs.agent"}, parts
