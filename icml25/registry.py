@@ -78,7 +78,14 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry(
         8, "hyper", "Hyper: hyperparameter-robust exploration", "Wang et al.", "none public", has_tools=True
     ),
-    Entry(9, "autospeculative", "Autospeculative decoding for DDPMs", "Hu et al.", "none public"),
+    Entry(
+        9,
+        "autospeculative",
+        "Autospeculative decoding (ASD) for DDPMs",
+        "Hu, Das, Sadigh & Anari",
+        "none public",
+        has_tools=True,
+    ),
     Entry(
         10,
         "lsmooth_gd",
