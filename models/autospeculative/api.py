@@ -23,7 +23,7 @@ import numpy as np
 
 from icml25.errors import UserError
 
-from .denoisers import Mixture, from_prediction
+from .denoisers import NETWORK_KIND, Mixture, from_prediction
 from .samplers import FROZEN, Result, asd, sequential
 from .sl import cosine_grid, from_sl, grid_from_alphas_cumprod
 
@@ -97,14 +97,19 @@ def model(name: str):
         mix = Mixture.circle()
         return mix, mix.start, mix.dim
     if name == "digits" or name.endswith(".safetensors"):
-        from .network import NetDenoiser, load
+        from models.common.weights import load_weights
 
         path = TRAINED if name == "digits" else Path(name)
         if name == "digits" and not path.is_file():
             raise UserError(
                 f"{path}: no trained digits network here; run `dvc repro train@autospeculative` first"
             )
-        net = load(path)
+        tensors, meta = load_weights(
+            path, NETWORK_KIND
+        )  # a foreign or missing file fails before Lightning loads
+        from .network import NetDenoiser, build
+
+        net = build(tensors, meta, path)
         return NetDenoiser(net), lambda n, t0, rng: np.sqrt(t0) * rng.standard_normal((n, net.dim)), net.dim
     raise UserError(f"--model {name!r}: must be gmm, digits or a .safetensors checkpoint")
 

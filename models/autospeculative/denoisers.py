@@ -21,6 +21,8 @@ import numpy as np
 
 from .sl import from_sl
 
+NETWORK_KIND = "autospeculative-x0net"  # the metadata kind of the digits network's safetensors files
+
 
 @dataclass(frozen=True)
 class Mixture:

@@ -15,9 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .denoisers import NETWORK_KIND as KIND
 from .sl import EDGE, cosine_abar, from_sl
-
-KIND = "autospeculative-x0net"
 
 FREQS = (0.125, 0.25, 0.5, 1.0, 2.0)
 
@@ -118,10 +117,15 @@ def save(net: X0Net, path: str | Path) -> Path:
 def load(path: str | Path) -> X0Net:
     """An :class:`X0Net` from a file :func:`save` wrote; UserError naming the file if it is not one, or if its
     tensors do not have the shapes its metadata promises."""
-    from icml25.errors import UserError
     from models.common.weights import load_weights
 
-    tensors, meta = load_weights(path, KIND)
+    return build(*load_weights(path, KIND), path)
+
+
+def build(tensors: dict, meta: dict, path: str | Path) -> X0Net:
+    """The network that ``meta`` describes with ``tensors`` loaded (read from ``path``, named in errors)."""
+    from icml25.errors import UserError
+
     try:
         net = X0Net(int(meta["dim"]), int(meta["hidden"]), int(meta["depth"]))
         net.load_state_dict(tensors)

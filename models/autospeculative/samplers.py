@@ -60,7 +60,9 @@ class Result:
 
 
 def _call(m: Denoiser, y: np.ndarray, t: np.ndarray) -> np.ndarray:
-    out = np.asarray(m(y, t), dtype=np.float64)
+    out = np.array(
+        m(y, t), dtype=np.float64
+    )  # a copy: the sampler writes into it, the denoiser may keep its own
     if out.shape != y.shape:
         raise ValueError(f"the denoiser returned shape {out.shape} for input {y.shape}")
     return out
