@@ -94,7 +94,14 @@ CATALOGUE: tuple[Entry, ...] = (
         "theory paper",
         has_tools=True,
     ),
-    Entry(11, "neuroalgebraic", "Neuroalgebraic geometry (position paper)", "Marchetti et al.", "none"),
+    Entry(
+        11,
+        "neuroalgebraic",
+        "Neuroalgebraic geometry (position paper)",
+        "Marchetti, Shahverdi, Mereta, Trager & Kohn",
+        "none",
+        has_tools=True,
+    ),
     Entry(
         12,
         "model_independence",
