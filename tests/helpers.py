@@ -223,3 +223,13 @@ def validation_failure(work: Path, slug: str) -> str:
         run_stage(work, slug, "validate")
     assert not (work / "data" / slug / "validated" / "validation.json").exists()
     return str(info.value)
+
+
+def failure_parts(message: str) -> dict[str, str]:
+    """A ValidationFailed message as {"table.column": its detail}."""
+    assert message.startswith("validation failed: "), message
+    parts = {}
+    for part in message.removeprefix("validation failed: ").split("; "):
+        name, _, detail = part.partition(" (")
+        parts[name] = detail
+    return parts

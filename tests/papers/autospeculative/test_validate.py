@@ -15,22 +15,12 @@ import pytest
 import yaml
 
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, rewrite_npz, validation_failure
+from tests.helpers import failure_parts, prepared_main, rewrite_npz, validation_failure
 
 SLUG = "autospeculative"
 
 main = functools.partial(prepared_main, slug=SLUG)
 failure = functools.partial(validation_failure, slug=SLUG)
-
-
-def _parts(message: str) -> dict[str, str]:
-    """A ValidationFailed message as {"table.column": its detail}."""
-    assert message.startswith("validation failed: "), message
-    parts = {}
-    for part in message.removeprefix("validation failed: ").split("; "):
-        name, _, detail = part.partition(" (")
-        parts[name] = detail
-    return parts
 
 
 def test_untouched_files_pass(work):
@@ -52,7 +42,7 @@ def test_a_repeated_t_fails_naming_min_eta(work):
     first, second = (grids.index[(grids.K == K) & (grids.k == k)] for k in (4, 5))
     grids.loc[second, "t"] = grids.loc[first, "t"].to_numpy()
     grids.to_csv(path, index=False)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"grids.min_eta"}, parts
     assert f"K={K}" in parts["grids.min_eta"] and "0.0" in parts["grids.min_eta"], parts
 
@@ -63,7 +53,7 @@ def test_weights_not_summing_to_one_fail_naming_weights_sum(work):
     mix = pd.read_csv(path)
     mix.loc[0, "weight"] = 0.2  # 0.2 + 7 / 8: 1.075
     mix.to_csv(path, index=False)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"mixture.weights_sum"}, parts
     assert "1.075" in parts["mixture.weights_sum"], parts
 
@@ -79,7 +69,7 @@ def _set_x(i: int, j: int, value: float):
 
 def test_a_value_of_three_fails_naming_data_max(work):
     rewrite_npz(main(work) / "data.npz", x=_set_x(5, 7, 3.0))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"data.max"}, parts
     assert parts["data.max"] == "expect_column_values_to_be_between, 1 bad rows (dim=7), e.g. 3.0)", parts
 
@@ -87,7 +77,7 @@ def test_a_value_of_three_fails_naming_data_max(work):
 @pytest.mark.slow  # one more validate run (~0.9 s)
 def test_a_nan_fails_naming_data_nonfinite(work):
     rewrite_npz(main(work) / "data.npz", x=_set_x(0, 3, np.nan))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     # the dimension's range is NaN too, so min and max fail as nulls besides the count of non-finite values
     assert set(parts) == {"data.nonfinite", "data.min", "data.max"}, parts
     assert parts["data.nonfinite"] == "expect_column_values_to_be_in_set, 1 bad rows (dim=3), e.g. 1)", parts

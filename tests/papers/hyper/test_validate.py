@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, validation_failure
+from tests.helpers import failure_parts, prepared_main, validation_failure
 
 SLUG = "hyper"
 
@@ -25,16 +25,6 @@ def _edit(work, name: str, change) -> pd.DataFrame:
     frame = change(pd.read_csv(path))
     frame.to_csv(path, index=False)
     return frame
-
-
-def _parts(message: str) -> dict[str, str]:
-    """A ValidationFailed message as {"table.column": its detail}."""
-    assert message.startswith("validation failed: "), message
-    parts = {}
-    for part in message.removeprefix("validation failed: ").split("; "):
-        name, _, detail = part.partition(" (")
-        parts[name] = detail
-    return parts
 
 
 def _set(column: str, value, where):
@@ -63,7 +53,7 @@ def test_untouched_files_pass(work):
 
 def test_two_start_cells_fail_naming_starts(work):
     _edit(work, "grid.csv", _set("kind", "start", lambda f: f.state == 0))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"grids.starts"}, parts
     assert "env=grid)" in parts["grids.starts"] and "e.g. 2" in parts["grids.starts"]
 
@@ -71,7 +61,7 @@ def test_two_start_cells_fail_naming_starts(work):
 @pytest.mark.slow  # one more validate run (~0.6 s)
 def test_a_goal_worth_half_fails_naming_goal_reward(work):
     _edit(work, "grid-trap.csv", _set("reward", 0.5, lambda f: f.kind == "goal"))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"grids.goal_reward"}, parts
     assert "env=grid-trap" in parts["grids.goal_reward"] and "0.5" in parts["grids.goal_reward"]
 
@@ -79,7 +69,7 @@ def test_a_goal_worth_half_fails_naming_goal_reward(work):
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_a_terminal_distractor_on_the_grid_fails_naming_distractor_terminal_as_set(work):
     _edit(work, "grid.csv", _set("terminal", True, lambda f: f.kind == "distractor"))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"grids.distractor_terminal_as_set"}, parts
     assert "env=grid)" in parts["grids.distractor_terminal_as_set"]
 
@@ -87,7 +77,7 @@ def test_a_terminal_distractor_on_the_grid_fails_naming_distractor_terminal_as_s
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_an_unknown_agent_fails_naming_agent(work):
     _edit(work, "runs.csv", _set("agent", "random", lambda f: f.index == 3))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"runs.agent"}, parts
     assert "'random'" in parts["runs.agent"]
 
@@ -95,7 +85,7 @@ def test_an_unknown_agent_fails_naming_agent(work):
 @pytest.mark.slow  # one more validate run (~0.6 s)
 def test_a_negative_beta_fails_naming_beta(work):
     _edit(work, "runs.csv", _set("beta", -1.0, lambda f: f.index == 4))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"runs.beta"}, parts
     assert "-1.0" in parts["runs.beta"]
 
@@ -103,5 +93,5 @@ def test_a_negative_beta_fails_naming_beta(work):
 def test_an_unknown_agent_in_the_deep_runs_fails_naming_deep_runs_agent(work):
     assert len(pd.read_csv(main(work) / "deep_runs.csv"))  # the smoke profile runs the deep variant
     _edit(work, "deep_runs.csv", _set("agent", "oracle", lambda f: f.index == 0))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"deep runs.agent"}, parts

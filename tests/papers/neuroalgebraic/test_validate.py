@@ -14,22 +14,12 @@ import pandas as pd
 import pytest
 
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, rewrite_npz, validation_failure
+from tests.helpers import failure_parts, prepared_main, rewrite_npz, validation_failure
 
 SLUG = "neuroalgebraic"
 
 main = functools.partial(prepared_main, slug=SLUG)
 failure = functools.partial(validation_failure, slug=SLUG)
-
-
-def _parts(message: str) -> dict[str, str]:
-    """A ValidationFailed message as {"table.column": its detail}."""
-    assert message.startswith("validation failed: "), message
-    parts = {}
-    for part in message.removeprefix("validation failed: ").split("; "):
-        name, _, detail = part.partition(" (")
-        parts[name] = detail
-    return parts
 
 
 def _edit_row(work, where, **values) -> pd.DataFrame:
@@ -66,7 +56,7 @@ def test_untouched_files_pass(work):
 
 def test_a_width_of_zero_fails_naming_min_width(work):
     _edit_row(work, lambda f: f.widths == "3,2,1", widths="3,0,1")
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     between = "expect_column_values_to_be_between, 1 bad rows (widths=3,0,1 degree=2), e.g. {})"
     assert parts["architectures.min_width"] == between.format(0), parts
     # the ambient dimension of a network with an empty layer is not read (-1): it fails beside min_width
@@ -79,7 +69,7 @@ def test_a_width_of_zero_fails_naming_min_width(work):
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_an_ambient_above_the_cap_fails_naming_ambient(work):
     _edit_row(work, lambda f: f.widths == "4,2,1", widths="40,3,1", degree=4)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"architectures.ambient"}, parts
     detail = "expect_column_values_to_be_between, 1 bad rows (widths=40,3,1 degree=4), e.g. 123410)"
     assert parts["architectures.ambient"] == detail, parts  # 1 * C(43, 4) > 5000
@@ -88,7 +78,7 @@ def test_an_ambient_above_the_cap_fails_naming_ambient(work):
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_a_cubic_linear_network_fails_naming_family_matches_degree(work):
     _edit_row(work, lambda f: (f.family == "linear") & (f.widths == "2,3,2"), degree=3)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"architectures.family_matches_degree"}, parts
     detail = "expect_column_values_to_be_in_set, 1 bad rows (widths=2,3,2 degree=3), e.g. False)"
     assert parts["architectures.family_matches_degree"] == detail, parts
@@ -101,7 +91,7 @@ def test_an_asymmetric_target_fails_naming_asymmetry(work):
         return T
 
     rewrite_npz(main(work) / "targets.npz", T=tilt)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"targets.asymmetry"}, parts
     detail = "expect_column_values_to_be_between, 1 bad rows (trial=3), e.g. 0.5)"
     assert parts["targets.asymmetry"] == detail, parts

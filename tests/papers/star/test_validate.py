@@ -16,7 +16,7 @@ import yaml
 
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, rewrite_npz, validation_failure
+from tests.helpers import failure_parts, prepared_main, rewrite_npz, validation_failure
 
 SLUG = "star"
 
@@ -38,16 +38,6 @@ def _set_action(work, name: str, demo: int, step: int, col: int, value: float) -
     rewrite_npz(path, actions=change)
 
 
-def _parts(message: str) -> dict[str, str]:
-    """A ValidationFailed message as {"table.column": its detail}."""
-    assert message.startswith("validation failed: "), message
-    parts = {}
-    for part in message.removeprefix("validation failed: ").split("; "):
-        name, _, detail = part.partition(" (")
-        parts[name] = detail
-    return parts
-
-
 def test_untouched_files_pass(work):
     assert {p.name for p in main(work).iterdir()} == {"meta.json", "tasks.json", "train.npz", "test.npz"}
     run_stage(work, SLUG, "validate")
@@ -56,7 +46,7 @@ def test_untouched_files_pass(work):
 
 def test_a_nan_action_fails_naming_finite(work):
     _set_action(work, "train.npz", 3, 5, 0, np.nan)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert "split=train demo=3" in parts["demos.finite"], parts
     assert not any("split=test" in v for v in parts.values())
 
@@ -64,7 +54,7 @@ def test_a_nan_action_fails_naming_finite(work):
 def test_a_big_step_and_a_half_gripper_command_fail_naming_motion_max_and_grip_error(work):
     _set_action(work, "test.npz", 2, 4, 0, 0.5)  # |dx| = 0.5 > 0.3
     _set_action(work, "train.npz", 7, 0, 2, 0.5)  # a command 0.5 away from +-1
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"demos.motion_max", "demos.grip_error"}, parts
     assert "split=test demo=2" in parts["demos.motion_max"] and "split=train" not in parts["demos.motion_max"]
     assert "split=train demo=7" in parts["demos.grip_error"] and "split=test" not in parts["demos.grip_error"]
@@ -78,7 +68,7 @@ def test_a_task_id_out_of_range_fails_naming_task(work):
         return t
 
     rewrite_npz(main(work) / "train.npz", demo_task=bad_task)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert "split=train demo=4" in parts["demos.task"], parts
 
 
@@ -100,14 +90,14 @@ def test_a_dropped_demo_fails_naming_the_demo_counts(work):
         d = {k: z[k] for k in z.files}
     last_task = int(d["demo_task"][-1])
     np.savez(path, **drop_last(d))
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert set(parts) == {"demo counts.matches"}, parts  # every remaining demo is fine
     assert f"split=train task={last_task}" in parts["demo counts.matches"]
 
 
 def test_a_missing_array_fails_naming_it(work):
     rewrite_npz(main(work) / "test.npz", prim_state=None)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert (
         "'missing'" in parts["data files.prim_state"] and "file=test.npz" in parts["data files.prim_state"]
     ), parts
@@ -126,7 +116,7 @@ def test_a_demo_cut_short_fails_naming_aligned(work):
         d = {k: z[k] for k in z.files}
     d["actions"], d["demo_offset"] = cut(d)
     np.savez(path, **d)
-    parts = _parts(failure(work))
+    parts = failure_parts(failure(work))
     assert "split=train demo=0" in parts["demos.aligned"], parts
 
 
