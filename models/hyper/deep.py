@@ -47,7 +47,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from .agents import Run, _generator, parse
+from .agents import Run, _generator, evaluate, parse
 from .mdp import MDP
 
 OBS = ("onehot", "xy")
@@ -166,7 +166,7 @@ class DeepSweep(L.LightningModule):
     ):
         super().__init__()
         self.automatic_optimization = False
-        self.mdp, self.runs, self.cfg, self.master, self.progress = mdp, runs, cfg, master, progress
+        self.mdp, self.runs, self.cfg, self.progress = mdp, runs, cfg, progress
         R, A = len(runs), mdp.actions
         parsed = [parse(r.agent) for r in runs]
         agent = [b for b, _ in parsed]
@@ -189,7 +189,6 @@ class DeepSweep(L.LightningModule):
         self.cum = torch.as_tensor(np.cumsum(mdp.prob, -1))
         self.reward = torch.as_tensor(mdp.reward, dtype=torch.float32)
         self.terminal = torch.as_tensor(mdp.terminal)
-        self.success = torch.as_tensor(mdp.success)
         self.start_cum = torch.as_tensor(np.cumsum(mdp.start))
         n = cfg.steps
         self.buf_s = torch.zeros(R, n, dtype=torch.long)
@@ -202,7 +201,6 @@ class DeepSweep(L.LightningModule):
         self.gens = [_generator(master, r, stream=2) for r in runs]
         self.eval_gens = [_generator(master, r, stream=1) for r in runs]
         self.rows: list[dict] = []
-        self.losses: list[float] = []
         self._state = None
 
     # --- random numbers, drawn per run -------------------------------------------------------------------
@@ -225,7 +223,7 @@ class DeepSweep(L.LightningModule):
 
     def _step_env(self, s: torch.Tensor, a: torch.Tensor, u: torch.Tensor):
         m = (u[:, None] >= self.cum[s, a]).sum(-1).clamp(max=self.next.shape[2] - 1)
-        return self.next[s, a, m], self.reward[s, a, m], self.terminal[s, a, m], self.success[s, a, m]
+        return self.next[s, a, m], self.reward[s, a, m], self.terminal[s, a, m]
 
     def _sync_targets(self) -> None:
         self.q_target.load_state_dict(self.q.state_dict())
@@ -278,7 +276,7 @@ class DeepSweep(L.LightningModule):
             a = q.argmax(-1)
             explore = (u[:, 0] < cfg.epsilon) | (k < cfg.warmup)
             a = torch.where(explore, (u[:, 1] * A).long().clamp(max=A - 1), a)
-            s2, r, done, _ = self._step_env(s, a, u[:, 2])
+            s2, r, done = self._step_env(s, a, u[:, 2])
             e = self.bonus(s2[:, None])[:, 0]
         self.stats.update(e)
         for buf, v in (
@@ -296,7 +294,7 @@ class DeepSweep(L.LightningModule):
         st["h"] = torch.where(end, self._h(u[:, 3], geo), st["h"])
         st["t"] = torch.where(end, torch.zeros_like(t), t)
         if k >= cfg.warmup:
-            self.losses.append(self._update(k, idx))
+            self._update(k, idx)
         if (k + 1) % cfg.target_every == 0:
             self._sync_targets()
         if (k + 1) % cfg.every == 0 or k + 1 == cfg.steps:
@@ -315,13 +313,11 @@ class DeepSweep(L.LightningModule):
         y_mu = r + g * (1 - done) * next_mu.amax(-1)
         return y_pi, y_mu
 
-    def _update(self, k: int, u_idx: torch.Tensor) -> float:
+    def _update(self, k: int, u_idx: torch.Tensor) -> None:
         opt = self.optimizers()
         opt.zero_grad()
-        loss = self.loss(k, u_idx)
-        self.manual_backward(loss)
+        self.manual_backward(self.loss(k, u_idx))
         opt.step()
-        return float(loss.detach()) / len(self.runs)
 
     def loss(self, k: int, u_idx: torch.Tensor) -> torch.Tensor:
         """Sum over runs of each run's mean Huber TD losses (Q_pi and Q_mu) and RND predictor loss, on one
@@ -339,25 +335,14 @@ class DeepSweep(L.LightningModule):
         )
 
     @torch.no_grad()
-    def greedy_episode(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """One greedy episode per run of its evaluated network (Q_pi for curiosity, Q_mu otherwise): (reached
-        the goal, discounted return). Start states and outcomes come from each run's evaluation generator."""
-        H, R = self.mdp.horizon, len(self.runs)
-        u = torch.as_tensor(np.stack([g.random(H + 1) for g in self.eval_gens]), dtype=torch.float64)
-        s = self._start(u[:, 0])
-        alive = torch.ones(R, dtype=torch.bool)
-        ret, succ = torch.zeros(R, dtype=torch.float64), torch.zeros(R, dtype=torch.bool)
-        for t in range(H):
-            q_pi, q_mu = self.q_values(s[:, None])
-            q = torch.where(self.eval_pi[:, None], q_pi[:, 0], q_mu[:, 0])
-            s2, r, done, hit = self._step_env(s, q.argmax(-1), u[:, t + 1])
-            ret += torch.where(alive, self.mdp.gamma**t * r.double(), 0.0)
-            succ |= alive & hit
-            alive &= ~done
-            s = torch.where(alive, s2, s)
-            if not alive.any():
-                break
-        return succ, ret
+    def greedy_episode(self) -> tuple[np.ndarray, np.ndarray]:
+        """One greedy episode per run of its evaluated network (Q_pi for curiosity, Q_mu otherwise), read as a
+        table over the MDP's states and run by the tabular agents' evaluation (:func:`.agents.evaluate`, each run
+        drawing from its evaluation generator): (reached the goal, discounted return)."""
+        states = torch.arange(self.mdp.states).expand(len(self.runs), -1)
+        q_pi, q_mu = self.q_values(states)
+        q = torch.where(self.eval_pi[:, None, None], q_pi, q_mu)
+        return evaluate(self.mdp, q.double().numpy(), gens=self.eval_gens)
 
     def _evaluate(self, step: int) -> None:
         succ, ret = self.greedy_episode()
@@ -370,7 +355,7 @@ class DeepSweep(L.LightningModule):
                 "success": bool(sc),
                 "return": float(rt),
             }
-            for r, sc, rt in zip(self.runs, succ.tolist(), ret.tolist(), strict=True)
+            for r, sc, rt in zip(self.runs, succ, ret, strict=True)
         ]
         if self.progress is not None:
             self.progress(step, self.cfg.steps)

@@ -23,43 +23,9 @@ def _progress(ctx: StageContext, env: str, n: int, start: float, unit: str = "ep
     return report
 
 
-def run(ctx: StageContext) -> None:
-    import time
-
-    import pandas as pd
-
-    from icml25.tables import read_csv
-    from models.hyper.agents import Run, sweep
-    from models.hyper.mdp import from_cells
-
-    tp = ctx.params.train
-    meta = ctx.read_json(ctx.paths.prepared / "meta.json")
-    plan = read_csv(ctx.paths.prepared / "runs.csv")
-    frames = []
-    for (env, p_rep), g in plan.groupby(["env", "p_rep"], sort=True):
-        mdp = from_cells(read_csv(ctx.paths.prepared / f"{env}.csv"), meta["horizon"], meta["gamma"])
-        runs = [Run(r.agent, float(r.beta), int(r.seed)) for r in g.itertuples()]
-        progress = _progress(ctx, env, len(runs), time.perf_counter())
-        rows = sweep(
-            mdp,
-            runs,
-            tp.episodes,
-            p=tp.p,
-            p_rep=float(p_rep),
-            alpha=tp.alpha,
-            epsilon=tp.epsilon,
-            every=tp.every,
-            master=ctx.seed_for("sweep"),
-            progress=progress,
-        )
-        frames.append(pd.DataFrame(rows).assign(env=env, p_rep=float(p_rep)))
-    history = pd.concat(frames, ignore_index=True)
-    cols = ["env", "p_rep", "episode", "agent", "beta", "seed", "success", "return"]
-    history[cols].to_csv(ctx.out / "history.csv", index=False)
-    _deep(ctx, meta)
-
-
-def _deep(ctx: StageContext, meta: dict) -> None:
+def _train(ctx: StageContext, meta: dict, plan: str, out: str, clock: str, fit) -> None:
+    """Every (environment, p_rep) group of the run list ``plan``: the grid read back from its validated table,
+    ``fit(mdp, runs, p_rep, progress)``'s evaluation rows, all of them written to ``out`` (no rows: a header)."""
     import time
 
     import pandas as pd
@@ -68,31 +34,49 @@ def _deep(ctx: StageContext, meta: dict) -> None:
     from models.hyper.agents import Run
     from models.hyper.mdp import from_cells
 
-    cols = ["env", "p_rep", "step", "agent", "beta", "seed", "success", "return"]
-    plan = read_csv(ctx.paths.prepared / "deep_runs.csv")
+    cols = ["env", "p_rep", clock, "agent", "beta", "seed", "success", "return"]
     frames = []
-    for (env, p_rep), g in plan.groupby(["env", "p_rep"], sort=True):
-        from models.hyper.deep import DeepConfig, deep_sweep
-
-        tp, dp = ctx.params.train, ctx.params.train.deep
-        cfg = DeepConfig(
-            steps=dp.steps,
-            every=dp.every,
-            hidden=dp.hidden,
-            rnd_dim=dp.rnd_dim,
-            batch=dp.batch,
-            lr=dp.lr,
-            target_every=dp.target_every,
-            warmup=dp.warmup,
-            epsilon=tp.epsilon,
-            p=tp.p,
-            p_rep=float(p_rep),
-            obs=dp.obs,
-        )
+    for (env, p_rep), g in read_csv(ctx.paths.prepared / plan).groupby(["env", "p_rep"], sort=True):
         mdp = from_cells(read_csv(ctx.paths.prepared / f"{env}.csv"), meta["horizon"], meta["gamma"])
         runs = [Run(r.agent, float(r.beta), int(r.seed)) for r in g.itertuples()]
-        progress = _progress(ctx, f"{env} (deep)", len(runs), time.perf_counter(), "step")
-        rows = deep_sweep(mdp, runs, cfg, master=ctx.seed_for("deep"), progress=progress)
+        label = env if clock == "episode" else f"{env} (deep)"
+        progress = _progress(ctx, label, len(runs), time.perf_counter(), clock)
+        rows = fit(mdp, runs, float(p_rep), progress)
         frames.append(pd.DataFrame(rows).assign(env=env, p_rep=float(p_rep)))
-    deep = pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
-    deep.to_csv(ctx.out / "deep.csv", index=False)
+    table = pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+    table.to_csv(ctx.out / out, index=False)
+
+
+def run(ctx: StageContext) -> None:
+    import dataclasses
+
+    from models.hyper.agents import sweep
+
+    tp = ctx.params.train
+    meta = ctx.read_json(ctx.paths.prepared / "meta.json")
+
+    def tabular(mdp, runs, p_rep, progress):
+        return sweep(
+            mdp,
+            runs,
+            tp.episodes,
+            p=tp.p,
+            p_rep=p_rep,
+            alpha=tp.alpha,
+            epsilon=tp.epsilon,
+            every=tp.every,
+            master=ctx.seed_for("sweep"),
+            progress=progress,
+        )
+
+    def deep(mdp, runs, p_rep, progress):
+        from models.hyper.deep import (
+            DeepConfig,
+            deep_sweep,
+        )  # Lightning: imported only when there are deep runs
+
+        cfg = DeepConfig(**dataclasses.asdict(tp.deep), epsilon=tp.epsilon, p=tp.p, p_rep=p_rep)
+        return deep_sweep(mdp, runs, cfg, master=ctx.seed_for("deep"), progress=progress)
+
+    _train(ctx, meta, "runs.csv", "history.csv", "episode", tabular)
+    _train(ctx, meta, "deep_runs.csv", "deep.csv", "step", deep)

@@ -180,7 +180,7 @@ def test_greedy_evaluation_reads_q_pi_for_curiosity_and_q_mu_otherwise():
     _prefer(m, pi_action=3, mu_action=1)
     succ, ret = m.greedy_episode()
     assert not succ.any()
-    np.testing.assert_allclose(ret.numpy(), [DISTRACTOR, DISTRACTOR, 0.0, DISTRACTOR], rtol=1e-6)
+    np.testing.assert_allclose(ret, [DISTRACTOR, DISTRACTOR, 0.0, DISTRACTOR], rtol=1e-6)
 
 
 # ------------------------------------------------------------------------------------------- whole runs
