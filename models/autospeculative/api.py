@@ -115,15 +115,21 @@ def model(name: str):
 
 
 def sample(
-    name: str, K: int, L: int, n: int, seed: int = 0, check_exact: bool = False, frozen_mean: str = "stale"
+    loaded: tuple,
+    K: int,
+    L: int,
+    n: int,
+    seed: int = 0,
+    check_exact: bool = False,
+    frozen_mean: str = "stale",
 ):
-    """The CLI's run: ASD on the cosine grid with K steps; with ``check_exact`` also the sequential sampler from
-    an independent stream and the energy-distance permutation test (999 permutations). Returns a dict of arrays
-    and numbers."""
+    """The CLI's run on ``loaded`` (what :func:`model` returns): ASD on the cosine grid with K steps; with
+    ``check_exact`` also the sequential sampler from an independent stream and the energy-distance permutation
+    test (999 permutations). Returns a dict of arrays and numbers."""
     from .stats import permutation_test
 
     check(K, L, n)
-    m, start, _ = model(name)
+    m, start, _ = loaded
     t = cosine_grid(K)
     rng = np.random.default_rng([seed, 0])
     res = asd(m, t, start(n, float(t[0]), rng), L, rng, frozen_mean=frozen_mean)

@@ -53,8 +53,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if args.output.suffix != ".npz":
         raise UserError(f"--output {args.output}: expected a .npz file")
     check_output(args.output)
-    model(args.model)  # an unknown model or a bad checkpoint fails before any sampling
-    out = sample(args.model, args.steps, args.window, args.n, args.seed, args.check, args.frozen)
+    loaded = model(args.model)  # an unknown model or a bad checkpoint fails before any sampling
+    out = sample(loaded, args.steps, args.window, args.n, args.seed, args.check, args.frozen)
     calls, K = out["calls"], args.steps
     rate = out["accepted"].sum() / max(out["judged"].sum(), 1)
     print(

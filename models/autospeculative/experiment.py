@@ -11,11 +11,12 @@ mean calls per chain.
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from icml25 import random
 
 from .samplers import Denoiser, Result, asd, sequential
 from .stats import permutation_test
@@ -30,17 +31,11 @@ class Model:
     start: Callable[[int, float, np.random.Generator], np.ndarray]  # (n, t0, rng) -> y0 (n, d)
 
 
-def stream(seed: int, *keys: str | int) -> np.random.Generator:
-    """An independent generator per (seed, keys): keys hashed with crc32, so the arms never share draws."""
-    words = [zlib.crc32(str(k).encode()) for k in keys]
-    return np.random.default_rng([seed, *words])
-
-
 def run_arm(model: Model, t: np.ndarray, variant: str, L: int, n: int, seed: int) -> Result:
     if variant not in VARIANTS:
         raise ValueError(f"variant {variant!r}: must be one of {', '.join(VARIANTS)}")
     K = len(t) - 1
-    rng = stream(seed, model.name, K, variant, L)
+    rng = random.rng(seed, "arm", model.name, K, variant, L)  # each arm its own stream
     y0 = model.start(n, float(t[0]), rng)
     if variant == "sequential":
         return sequential(model.denoiser, t, y0, rng)
@@ -73,9 +68,7 @@ def row(model: str, K: int, L: int, variant: str, res: Result) -> dict:
 
 
 def test_row(model: str, K: int, variant: str, x: np.ndarray, ref: np.ndarray, permutations: int, seed: int):
-    energy, p = permutation_test(
-        x, ref, permutations, seed=int(stream(seed, "perm", model, K, variant).integers(2**31))
-    )
+    energy, p = permutation_test(x, ref, permutations, seed=random.seed_for(seed, "perm", model, K, variant))
     return {"model": model, "K": K, "variant": variant, "against": "sequential", "energy": energy, "p": p}
 
 
