@@ -45,10 +45,15 @@ def signed_descent(T: np.ndarray, A0: np.ndarray, B0: np.ndarray, steps: int, lr
     return A, B, (R**2).sum((1, 2))
 
 
+def ratio(M: np.ndarray, r: int) -> np.ndarray:
+    """s_r(M) / s_1(M) per trial."""
+    s = np.linalg.svd(M, compute_uv=False)
+    return s[:, r - 1] / s[:, 0]
+
+
 def singular(M: np.ndarray, r: int) -> np.ndarray:
     """s_r(M) / s_1(M) < SINGULAR per trial."""
-    s = np.linalg.svd(M, compute_uv=False)
-    return s[:, r - 1] / s[:, 0] < SINGULAR
+    return ratio(M, r) < SINGULAR
 
 
 def predicted_singular(T: np.ndarray, r: int) -> np.ndarray:

@@ -25,8 +25,10 @@ FULL = 1e-10
 
 
 def points_needed(arch: Architecture) -> int:
+    """Generic points enough for evaluation to be injective on degree-D forms: the monomials of degree D in d_0
+    variables (d_0 for linear networks, D = 1)."""
     D = arch.poly_degree
-    return math.comb(arch.widths[0] + D - 1, D) if arch.degree > 1 else arch.widths[0]
+    return math.comb(arch.widths[0] + D - 1, D)
 
 
 # ------------------------------------------------------------------------------------------------ float64

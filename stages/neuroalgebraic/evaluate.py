@@ -18,7 +18,7 @@ def run(ctx: StageContext) -> None:
     import pandas as pd
 
     from icml25.tables import read_csv
-    from models.neuroalgebraic.descent import predicted_singular, psd_optimum_loss, singular
+    from models.neuroalgebraic.descent import predicted_singular, psd_optimum_loss, ratio, singular
     from models.neuroalgebraic.experiment import case_row, claims
     from models.neuroalgebraic.neuromanifold import Architecture
 
@@ -38,19 +38,17 @@ def run(ctx: StageContext) -> None:
         T = f["T"]
     with np.load(ctx.paths.trained / "endpoints.npz") as f:
         W, A, B, loss = f["W"], f["A"], f["B"], f["loss"]
-    r = int(meta["rank"])
-    sw = np.linalg.svd(W, compute_uv=False)
-    sc = np.linalg.svd(A @ B, compute_uv=False)
+    r, AB = int(meta["rank"]), A @ B
     descent = pd.DataFrame(
         {
             "trial": np.arange(len(T)),
             "positive_eigenvalues": (np.linalg.eigvalsh(T) > 0).sum(1),
             "predicted": predicted_singular(T, r),
-            "ratio": sw[:, r - 1] / sw[:, 0],
+            "ratio": ratio(W, r),
             "singular": singular(W, r),
             "excess_loss": loss - psd_optimum_loss(T, r),
-            "control_ratio": sc[:, r - 1] / sc[:, 0],
-            "control_singular": singular(A @ B, r),
+            "control_ratio": ratio(AB, r),
+            "control_singular": singular(AB, r),
         }
     )
     descent.to_csv(ctx.out / "descent.csv", index=False)

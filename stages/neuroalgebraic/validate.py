@@ -11,16 +11,17 @@ if TYPE_CHECKING:
 
 
 def _arch_row(widths: str, degree: int) -> dict:
-    import math
+    from models.neuroalgebraic.neuromanifold import Architecture
 
     try:
         w = [int(x) for x in str(widths).split(",")]
     except ValueError:
         w = []
-    ok = len(w) >= 2 and min(w) >= 1
-    D = degree ** (len(w) - 2) if ok and degree >= 1 else 0
-    ambient = w[-1] * math.comb(w[0] + D - 1, D) if ok and D >= 1 else -1
-    return {"layers": len(w), "min_width": min(w) if w else 0, "ambient": ambient}
+    try:
+        ambient = Architecture(tuple(w), degree).ambient
+    except ValueError:  # too few widths, a width or the degree below 1: no ambient space
+        ambient = -1
+    return {"layers": len(w), "min_width": min(w, default=0), "ambient": ambient}
 
 
 def run(ctx: StageContext) -> None:
