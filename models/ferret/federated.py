@@ -1,0 +1,335 @@
+"""Federated rounds for every method, as one Lightning module whose training step is one round.
+
+Round r (all methods): the server samples ``per_round`` of the clients; each starts from the global weights w and
+runs its local procedure on its own rows; the server combines what they send into an update Delta and steps
+w <- w - slr Delta (an SGD optimiser with learning rate slr over the global model, fed Delta as the gradient);
+the global model is evaluated on the test rows.
+
+- ``fedavg``: T SGD steps (batch B, lr eta); uplink Delta (d scalars); Delta = mean of the clients' Delta.
+- ``ferret``: the same T SGD steps; uplink the :class:`.codec.FerretCodec` message (sum_l K_l + 1 scalars);
+  Delta = the decoded mean. ``seeds: fresh`` draws the round's candidate bases from a new round seed (the paper);
+  ``fixed`` keeps one for the run (the official code's ``candidate_seeds``). ``scaling: code`` is the code's
+  projection (d_l / K_l, no rho), clipping, and slr 10.
+- ``zo`` (FedKSeed-style): a fixed pool of P Gaussian directions for the run; ``zo_steps`` two-point steps
+  g = (l(w + eps z_j) - l(w - eps z_j)) / (2 eps), w <- w - lr g z_j, j uniform in the pool; uplink the (j, g)
+  pairs' scalars and the client seed (steps + 1); the server replays the pairs: Delta = mean_i sum lr g z_j.
+- ``fedzo``: the same zeroth-order steps with fresh directions from the client's stream; uplink Delta (d).
+
+Common random numbers: the selection, the clients' minibatches and the initial weights come from streams of the
+run's seed shared by all methods, so methods differ only by what they do with them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import lightning as L
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call
+from torch.utils.data import DataLoader
+
+from icml25.random import rng, seed_for
+
+from .bases import gaussian_directions
+from .codec import FerretCodec, Message
+from .data import FedData
+
+KINDS = ("fedavg", "ferret", "zo", "fedzo")
+
+
+@dataclass(frozen=True)
+class Method:
+    """One federated method: a ``kind`` and, for Ferret, K, the seed regime and the scaling."""
+
+    name: str
+    kind: str
+    K: int = 64
+    seeds: str = "fresh"
+    scaling: str = "paper"
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"method kind {self.kind!r}: expected one of {', '.join(KINDS)}")
+        if self.seeds not in ("fresh", "fixed"):
+            raise ValueError(f"seeds {self.seeds!r}: expected fresh or fixed")
+        if self.scaling not in ("paper", "code"):
+            raise ValueError(f"scaling {self.scaling!r}: expected paper or code")
+        if self.K < 2:
+            raise ValueError(f"K = {self.K}: must be >= 2")
+
+
+def method(name: str, K: int = 64, seeds: str = "fresh") -> Method:
+    """The catalogue: ``fedavg``, ``ferret`` (K, seeds as given), ``ferret_fixed``, ``ferret_code`` (the official
+    code's scaling, clipping, slr and fixed seeds), ``ferret_k<N>``, ``zo`` (FedKSeed-style), ``fedzo``."""
+    if name in ("fedavg", "zo", "fedzo"):
+        return Method(name, name)
+    if name == "ferret":
+        return Method(name, "ferret", K, seeds)
+    if name == "ferret_fixed":
+        return Method(name, "ferret", K, "fixed")
+    if name == "ferret_code":
+        return Method(name, "ferret", K, "fixed", "code")
+    if name == "ferret_code_fresh":
+        return Method(name, "ferret", K, "fresh", "code")
+    if name.startswith("ferret_k") and name[8:].isdigit():
+        return Method(name, "ferret", int(name[8:]), seeds)
+    raise ValueError(
+        f"method {name!r}: expected fedavg, ferret, ferret_fixed, ferret_code, ferret_code_fresh, ferret_k<N>, "
+        "zo or fedzo"
+    )
+
+
+@dataclass(frozen=True)
+class Config:
+    rounds: int = 80
+    per_round: int = 5
+    local_steps: int = 10  # T
+    batch: int = 32
+    lr: float = 0.1
+    slr: float = 1.0  # the paper's server step (Ferret and FedAvg)
+    code_slr: float = 10.0  # the official code's, with scaling: code
+    clip: float = 10.0  # the official code's per-seed, per-block reconstruction clip (scaling: code)
+    zo_steps: int = 64
+    zo_lr: float = 0.02
+    zo_eps: float = 1e-3
+    zo_pool: int = 64
+    hidden: int = 32
+
+
+def mlp(inputs: int, hidden: int, classes: int, seed: int) -> nn.Module:
+    """The 64-32-10 tanh network of the spec (d = 2,410 for the digits: 4 blocks), seeded."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return nn.Sequential(nn.Linear(inputs, hidden), nn.Tanh(), nn.Linear(hidden, classes))
+
+
+def round_seed(seed: int, r: int, seeds: str) -> int:
+    """The round's candidate-basis seed: new every round (fresh) or one for the run (fixed)."""
+    return seed_for(seed, "round", r) if seeds == "fresh" else seed_for(seed, "round-fixed")
+
+
+class Federated(L.LightningModule):
+    """One run: ``method`` for ``cfg.rounds`` rounds on ``data`` from the weights of ``net``. ``rows`` holds one
+    record per round (accuracy, loss, mean uplink scalars per client, single-round reconstruction error of
+    Ferret's decoded mean against the clients' true mean update, seconds)."""
+
+    def __init__(
+        self,
+        net: nn.Module,
+        data: FedData,
+        meth: Method,
+        cfg: Config,
+        seed: int,
+        codec_cls: type[FerretCodec] = FerretCodec,
+        progress: Callable[[int, dict], None] | None = None,
+    ):
+        super().__init__()
+        self.automatic_optimization = False
+        self.net, self.data, self.meth, self.cfg, self.seed = net, data, meth, cfg, seed
+        self.progress = progress
+        self.names = [n for n, _ in net.named_parameters()]
+        self.dim = sum(p.numel() for p in net.parameters())
+        self.codec = codec_cls(net, meth.K, scaling=meth.scaling, clip=cfg.clip)
+        self.x = torch.as_tensor(data.x_train, dtype=torch.float32)
+        self.y = torch.as_tensor(data.y_train)
+        self.x_test = torch.as_tensor(data.x_test, dtype=torch.float32)
+        self.y_test = torch.as_tensor(data.y_test)
+        self.client_rows = [data.rows(c) for c in range(data.clients)]
+        self.pool = (
+            gaussian_directions(seed_for(seed, "zo-pool"), range(cfg.zo_pool), self.dim)
+            if meth.kind == "zo"
+            else None
+        )
+        self.rows: list[dict] = []
+        self._flat_ok = isinstance(net, nn.Sequential) and all(
+            isinstance(m, nn.Linear | nn.Tanh | nn.ReLU | nn.Sigmoid | nn.GELU) for m in net
+        )
+
+    @property
+    def slr(self) -> float:
+        return self.cfg.code_slr if self.meth.scaling == "code" else self.cfg.slr
+
+    # --- the model as a function of its flat parameters ----------------------------------------------------
+    def params(self) -> list[torch.Tensor]:
+        return [p.detach().clone() for p in self.net.parameters()]
+
+    def loss(self, params: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        out = functional_call(self.net, dict(zip(self.names, params, strict=True)), (x,))
+        return nn.functional.cross_entropy(out, y)
+
+    def losses(self, W: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The minibatch loss at each row of W (m, d) flat parameter vectors: one batched forward for a
+        Sequential of Linear layers and elementwise activations, else one functional call per row."""
+        if self._flat_ok:
+            out = x.expand(len(W), *x.shape)
+            i = 0
+            for m in self.net:
+                if isinstance(m, nn.Linear):
+                    o, n = m.out_features, m.in_features
+                    weight = W[:, i : i + o * n].view(-1, o, n)
+                    i += o * n
+                    if m.bias is not None:
+                        out = torch.baddbmm(W[:, None, i : i + o], out, weight.transpose(1, 2))
+                        i += o
+                    else:
+                        out = torch.bmm(out, weight.transpose(1, 2))
+                else:
+                    out = m(out)
+            C = out.shape[-1]
+            per = nn.functional.cross_entropy(out.reshape(-1, C), y.repeat(len(W)), reduction="none")
+            return per.view(len(W), -1).mean(1)
+        return torch.stack([self.loss(self.unflatten(w), x, y) for w in W])
+
+    def unflatten(self, v: torch.Tensor) -> list[torch.Tensor]:
+        out, i = [], 0
+        for p in self.net.parameters():
+            out.append(v[i : i + p.numel()].view_as(p))
+            i += p.numel()
+        return out
+
+    def batch(self, g: np.random.Generator, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        pick = torch.as_tensor(rows[g.choice(len(rows), min(self.cfg.batch, len(rows)), replace=False)])
+        return self.x[pick], self.y[pick]
+
+    # --- local procedures ----------------------------------------------------------------------------------
+    def local_sgd(self, g: np.random.Generator, rows: np.ndarray) -> list[torch.Tensor]:
+        """T SGD steps from the global weights; returns Delta = old - new per block."""
+        start = self.params()
+        w = [p.clone().requires_grad_(True) for p in start]
+        for _ in range(self.cfg.local_steps):
+            x, y = self.batch(g, rows)
+            grads = torch.autograd.grad(self.loss(w, x, y), w)
+            with torch.no_grad():
+                w = [(p - self.cfg.lr * gr).requires_grad_(True) for p, gr in zip(w, grads, strict=True)]
+        return [(s - p).detach() for s, p in zip(start, w, strict=True)]
+
+    @torch.no_grad()
+    def local_zo(self, g: np.random.Generator, rows: np.ndarray, directions: torch.Tensor | None):
+        """Zeroth-order two-point steps; ``directions`` is the pool (indices drawn uniformly) or None (fresh
+        directions). Returns (Delta flat, the pairs (j, lr g))."""
+        cfg = self.cfg
+        w0 = torch.nn.utils.parameters_to_vector(self.net.parameters()).detach()
+        w = w0.clone()
+        if directions is None:
+            fresh = gaussian_directions(int(g.integers(2**62)), range(cfg.zo_steps), self.dim)
+            picks = np.arange(cfg.zo_steps)
+        else:
+            fresh, picks = directions, g.integers(len(directions), size=cfg.zo_steps)
+        pairs = []
+        for j in picks:
+            z = fresh[j]
+            x, y = self.batch(g, rows)
+            up, down = self.losses(torch.stack([w + cfg.zo_eps * z, w - cfg.zo_eps * z]), x, y).tolist()
+            step = cfg.zo_lr * (up - down) / (2 * cfg.zo_eps)
+            w -= step * z
+            pairs.append((int(j), step))
+        return w0 - w, pairs
+
+    def client(self, r: int, c: int) -> tuple[object, int, list[torch.Tensor] | None]:
+        """(payload, uplink scalars, true Delta blocks) of client c in round r."""
+        g = rng(self.seed, "client", r, c)
+        rows = self.client_rows[c]
+        kind = self.meth.kind
+        if kind in ("fedavg", "ferret"):
+            delta = self.local_sgd(g, rows)
+            if kind == "fedavg":
+                return delta, self.dim, delta
+            msg = self.codec.encode(
+                delta, round_seed(self.seed, r, self.meth.seeds), seed_for(self.seed, "client-seed", r, c)
+            )
+            return msg, msg.scalars, delta
+        if kind == "zo":
+            _, pairs = self.local_zo(g, rows, self.pool)
+            return pairs, len(pairs) + 1, None
+        flat, _ = self.local_zo(g, rows, None)
+        return self.unflatten(flat), self.dim, None
+
+    def server(self, r: int, payloads: list) -> list[torch.Tensor]:
+        """The round's update Delta (the mean over the selected clients)."""
+        n, kind = len(payloads), self.meth.kind
+        if kind in ("fedavg", "fedzo"):
+            return [torch.stack(blocks).mean(0) for blocks in zip(*payloads, strict=True)]
+        if kind == "ferret":
+            msgs: list[Message] = payloads
+            return self.codec.decode(msgs, round_seed(self.seed, r, self.meth.seeds))
+        coef = torch.zeros(len(self.pool))
+        for pairs in payloads:
+            for j, step in pairs:
+                coef[j] += step / n
+        return self.unflatten(coef @ self.pool)
+
+    # --- Lightning ----------------------------------------------------------------------------------------
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.net.parameters(), lr=self.slr)
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader(range(self.cfg.rounds), batch_size=None)
+
+    def training_step(self, batch, batch_idx: int) -> None:
+        r = int(batch)
+        start = time.perf_counter()
+        chosen = np.sort(
+            rng(self.seed, "select", r).choice(self.data.clients, self.cfg.per_round, replace=False)
+        )
+        out = [self.client(r, int(c)) for c in chosen]
+        client_s = time.perf_counter() - start
+        delta = self.server(r, [o[0] for o in out])
+        opt = self.optimizers()
+        opt.zero_grad()
+        for p, d in zip(self.net.parameters(), delta, strict=True):
+            p.grad = d.to(p.dtype).reshape(p.shape)
+        opt.step()
+        error = float("nan")
+        if out[0][2] is not None and self.meth.kind == "ferret":
+            true = torch.cat(
+                [torch.stack(b).mean(0).reshape(-1) for b in zip(*(o[2] for o in out), strict=True)]
+            )
+            got = torch.cat([d.reshape(-1) for d in delta])
+            error = float((got - true).norm() / true.norm().clamp_min(1e-30))
+        acc, loss = self.evaluate()
+        self.rows.append(
+            {
+                "round": r + 1,
+                "accuracy": acc,
+                "loss": loss,
+                "uplink": float(np.mean([o[1] for o in out])),
+                "recon_error": error,
+                "client_s": client_s,
+                "seconds": time.perf_counter() - start,
+            }
+        )
+        if self.progress is not None:
+            self.progress(r + 1, self.rows[-1])
+
+    @torch.no_grad()
+    def evaluate(self) -> tuple[float, float]:
+        out = self.net(self.x_test)
+        return float((out.argmax(1) == self.y_test).float().mean()), float(
+            nn.functional.cross_entropy(out, self.y_test)
+        )
+
+
+def run(
+    data: FedData,
+    meth: Method,
+    cfg: Config,
+    seed: int,
+    codec_cls: type[FerretCodec] = FerretCodec,
+    progress: Callable[[int, dict], None] | None = None,
+) -> tuple[list[dict], nn.Module]:
+    """One method's run (Lightning, CPU): its per-round rows and the final global model."""
+    from icml25.training import make_trainer
+
+    net = mlp(data.x_train.shape[1], cfg.hidden, data.classes, seed_for(seed, "init"))
+    module = Federated(net, data, meth, cfg, seed, codec_cls, progress)
+    trainer = make_trainer(max_steps=-1, seed=seed_for(seed, "trainer"), max_epochs=1)
+    trainer.fit(module)
+    return module.rows, module.net
+
+
+def with_rounds(cfg: Config, rounds: int) -> Config:
+    return replace(cfg, rounds=rounds)
