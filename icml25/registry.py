@@ -114,8 +114,9 @@ CATALOGUE: tuple[Entry, ...] = (
         13,
         "ferret",
         "Ferret: federated full-parameter tuning with shared randomness",
-        "Shu et al.",
+        "Shu, Hu, Ng, Low & Yu",
         "allen4747/Ferret",
+        has_tools=True,
     ),
     Entry(
         14,

@@ -3,6 +3,7 @@ per-round history; :class:`~models.ferret.codec.FerretCodec` is the codec for an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -34,8 +35,8 @@ def check(
         raise UserError(f"clients = {clients}: must be >= 1")
     if not 1 <= per_round <= clients:
         raise UserError(f"per-round = {per_round}: must be between 1 and the {clients} clients")
-    if not alpha > 0:
-        raise UserError(f"alpha = {alpha}: the Dirichlet concentration must be > 0")
+    if not (alpha > 0 and math.isfinite(alpha)):
+        raise UserError(f"alpha = {alpha}: the Dirichlet concentration must be a finite number > 0")
     if rounds < 1:
         raise UserError(f"rounds = {rounds}: must be >= 1")
     if seeds not in ("fresh", "fixed"):
@@ -88,6 +89,8 @@ def simulate(
     selections and minibatches; one row per method and round: accuracy, loss, uplink (mean scalars per client),
     cumulative uplink, Ferret's single-round reconstruction error, seconds."""
     check(methods=methods, clients=clients, per_round=per_round, rounds=rounds, K=K, alpha=alpha, seeds=seeds)
+    if target is not None and data is None:
+        raise UserError(f"target {target!r}: give the data (a CSV) it names a column of")
     fed = data if isinstance(data, FedData) else load(data, target, clients, alpha, seed, test_fraction)
     if per_round > fed.clients:
         raise UserError(f"per-round = {per_round}: the data has {fed.clients} clients")

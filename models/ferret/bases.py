@@ -24,7 +24,7 @@ The FedKSeed-style zeroth-order baseline uses plain N(0, 1) directions, regenera
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 
@@ -64,31 +64,58 @@ def basis_seed(round_seed: int, index: int, block: int, kind: str = "ferret-basi
     return h >> 1
 
 
-def _uniforms(round_seed: int, indices: Sequence[int], block: int, d: int, kind: str) -> torch.Tensor:
-    out = torch.empty(len(indices), d, dtype=torch.float64)
+CHUNK = (
+    1 << 20
+)  # float64 uniforms generated and transformed at a time (8 MiB): a 10^6-entry block goes row by row
+
+
+def _rows(
+    round_seed: int, indices: Sequence[int], block: int, width: int, kind: str
+) -> Iterator[tuple[int, torch.Tensor]]:
+    """Seeded float64 uniforms, ``width`` per index, in chunks of rows of at most :data:`CHUNK` entries:
+    (first row, (rows, width) tensor). The buffer is reused: consume a chunk before asking for the next."""
+    indices = list(indices)
+    rows = max(1, min(len(indices), CHUNK // max(width, 1)))
+    buf = torch.empty(rows, width, dtype=torch.float64)
     g = torch.Generator(device="cpu")
-    for row, index in enumerate(indices):
-        g.manual_seed(basis_seed(round_seed, index, block, kind))
-        torch.rand(d, generator=g, dtype=torch.float64, out=out[row])
-    return out
+    for start in range(0, len(indices), rows):
+        part = indices[start : start + rows]
+        for i, index in enumerate(part):
+            g.manual_seed(basis_seed(round_seed, index, block, kind))
+            torch.rand(width, generator=g, dtype=torch.float64, out=buf[i])
+        yield start, buf[: len(part)]
+
+
+def truncated_chunks(
+    round_seed: int, indices: Sequence[int], block: int, d: int, dtype: torch.dtype = torch.float32
+) -> Iterator[tuple[int, torch.Tensor]]:
+    """The bases of ``indices`` of ``block`` in chunks of rows, (first row, (rows, d) in ``dtype``): N(0, 1)
+    truncated to +-1/sqrt(d) by the inverse CDF of one seeded uniform per coordinate. Memory stays at a chunk
+    whatever K_l d_l is (the codec projects and reconstructs chunk by chunk)."""
+    mass = math.erf(1.0 / math.sqrt(2.0 * d))
+    for start, u in _rows(round_seed, indices, block, d, "ferret-basis"):
+        yield start, (math.sqrt(2.0) * torch.erfinv(u.mul_(2.0).sub_(1.0).mul_(mass))).to(dtype)
 
 
 def truncated_bases(
     round_seed: int, indices: Sequence[int], block: int, d: int, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """The (len(indices), d) matrix whose row k is the basis of candidate ``indices[k]`` of ``block``: N(0, 1)
-    truncated to +-1/sqrt(d), by the inverse CDF of one seeded uniform per coordinate."""
-    u = _uniforms(round_seed, indices, block, d, "ferret-basis")
-    mass = math.erf(1.0 / math.sqrt(2.0 * d))
-    return (math.sqrt(2.0) * torch.erfinv((2.0 * u - 1.0) * mass)).to(dtype)
+    """The (len(indices), d) matrix whose row k is the basis of candidate ``indices[k]`` of ``block``."""
+    out = torch.empty(len(indices), d, dtype=dtype)
+    for start, chunk in truncated_chunks(round_seed, indices, block, d, dtype):
+        out[start : start + len(chunk)] = chunk
+    return out
 
 
 def gaussian_directions(
     pool_seed: int, indices: Sequence[int], d: int, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """(len(indices), d) N(0, 1) directions of the zeroth-order baselines (Box-Muller of seeded uniforms, so the
-    same seed gives the same direction in every process)."""
-    u = _uniforms(pool_seed, indices, 0, 2 * d, "zo-direction")
-    u1, u2 = u[:, :d], u[:, d:]
-    z = torch.sqrt(-2.0 * torch.log1p(-u1)) * torch.cos(2.0 * math.pi * u2)
-    return z.to(dtype)
+    """(len(indices), d) N(0, 1) directions of the zeroth-order baselines (Box-Muller of 2d seeded uniforms, so
+    the same seed gives the same direction in every process)."""
+    out = torch.empty(len(indices), d, dtype=dtype)
+    for start, u in _rows(pool_seed, indices, 0, 2 * d, "zo-direction"):
+        u1, u2 = u[:, :d], u[:, d:]
+        out[start : start + len(u)] = (
+            torch.sqrt(-2.0 * torch.log1p(-u1)) * torch.cos(2.0 * math.pi * u2)
+        ).to(dtype)
+    return out

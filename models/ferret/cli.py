@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--methods",
         default="ferret,fedavg,zo",
-        help="comma-separated: ferret, fedavg, zo, fedzo, ferret_fixed, ferret_code, ferret_k<N>",
+        help="comma-separated: ferret, fedavg, zo, fedzo, ferret_fixed, ferret_code, ferret_official, ferret_k<N>",
     )
     s.add_argument("--clients", type=int, default=20)
     s.add_argument("--per-round", type=int, default=5, dest="per_round")

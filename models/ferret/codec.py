@@ -28,7 +28,7 @@ import torch
 
 from icml25.random import rng
 
-from .bases import rho, truncated_bases
+from .bases import rho, truncated_chunks
 
 SCALINGS = ("paper", "code")
 
@@ -69,8 +69,9 @@ class FerretCodec:
 
     ``model`` is an ``nn.Module`` (its trainable parameters, in order, are the blocks), or a sequence of shapes.
     ``encode(delta, round_seed, client_seed)`` takes the update as tensors in block order or a mapping from the
-    model's parameter names; ``decode(messages, round_seed)`` returns the weighted (default: mean) reconstructed
-    update, one tensor per block in the blocks' shapes.
+    model's parameter names (on any device: the bases are generated on the CPU, where the update is projected);
+    ``decode(messages, round_seed)`` returns the weighted (default: mean) reconstructed update, one CPU tensor per
+    block in the blocks' shapes (move it to the model's device to apply it).
     """
 
     def __init__(
@@ -118,7 +119,7 @@ class FerretCodec:
         for i, (b, d) in enumerate(zip(blocks, self.sizes, strict=True)):
             if b.numel() != d:
                 raise ValueError(f"block {i}: {b.numel()} entries, expected {d}")
-            out.append(b.detach().reshape(-1).to(self.dtype))
+            out.append(b.detach().reshape(-1).to("cpu", self.dtype))
         return out
 
     def scale(self, block: int, k: int) -> float:
@@ -141,8 +142,8 @@ class FerretCodec:
             ks = k_rule([float(f.norm()) for f in flats], self.K)
         coords = []
         for block, (f, idx) in enumerate(zip(flats, choose(client_seed, ks, self.K), strict=True)):
-            V = truncated_bases(round_seed, idx, block, len(f), self.dtype)
-            coords.append((V @ f).double().numpy() * self.scale(block, len(idx)))
+            proj = torch.cat([V @ f for _, V in truncated_chunks(round_seed, idx, block, len(f), self.dtype)])
+            coords.append(proj.double().numpy() * self.scale(block, len(idx)))
         return Message(int(client_seed), tuple(coords))
 
     def aggregate(
@@ -171,14 +172,15 @@ class FerretCodec:
     ) -> torch.Tensor:
         """sum_k c_k v_k for one block (flat), each term clipped to norm ``clip`` under the code's scaling."""
         d = self.sizes[block]
-        if len(indices) == 0:
-            return torch.zeros(d, dtype=self.dtype)
-        V = truncated_bases(round_seed, indices, block, d, self.dtype)
+        out = torch.zeros(d, dtype=self.dtype)
         c = torch.as_tensor(coords, dtype=self.dtype)
-        if self.scaling == "code":
-            norms = c.abs() * V.norm(dim=1)
-            c = c * torch.clamp(self.clip / norms.clamp_min(1e-30), max=1.0)
-        return c @ V
+        for start, V in truncated_chunks(round_seed, indices, block, d, self.dtype):
+            ck = c[start : start + len(V)]
+            if self.scaling == "code":
+                norms = ck.abs() * V.norm(dim=1)
+                ck = ck * torch.clamp(self.clip / norms.clamp_min(1e-30), max=1.0)
+            out += ck @ V
+        return out
 
     def decode(
         self, messages: Sequence[Message], round_seed: int, weights: Sequence[float] | None = None

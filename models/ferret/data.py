@@ -91,8 +91,12 @@ def read_dolly(path: str | Path) -> list[dict]:
     if not path.is_file():
         raise UserError(f"{path}: no such file")
     records = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UserError(f"{path}:{n}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:

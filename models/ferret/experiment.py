@@ -10,6 +10,7 @@ import pandas as pd
 import torch
 
 from icml25.random import rng, seed_for
+from models.common.threads import one_thread
 
 from .codec import FerretCodec
 
@@ -24,9 +25,11 @@ def reconstruction_bias(
     codec = FerretCodec([d], K=K, scaling=scaling)
     delta = torch.as_tensor(rng(seed, "bias-delta", d).standard_normal(d), dtype=torch.float32)
     total = torch.zeros(d, dtype=torch.float64)
-    for r in range(reps):
-        msg = codec.encode([delta], seed_for(seed, "bias-round", r), seed_for(seed, "bias-client", r), ks=[k])
-        total += codec.decode([msg], seed_for(seed, "bias-round", r))[0].double()
+    with one_thread():
+        for r in range(reps):
+            rs = seed_for(seed, "bias-round", r)
+            msg = codec.encode([delta], rs, seed_for(seed, "bias-client", r), ks=[k])
+            total += codec.decode([msg], rs)[0].double()
     return float((total / reps - delta.double()).norm() / delta.double().norm())
 
 

@@ -9,7 +9,7 @@ the global model is evaluated on the test rows.
 - ``ferret``: the same T SGD steps; uplink the :class:`.codec.FerretCodec` message (sum_l K_l + 1 scalars);
   Delta = the decoded mean. ``seeds: fresh`` draws the round's candidate bases from a new round seed (the paper);
   ``fixed`` keeps one for the run (the official code's ``candidate_seeds``). ``scaling: code`` is the code's
-  projection (d_l / K_l, no rho), clipping, and slr 10.
+  projection (d_l / K_l, no rho), clipping, and slr 10; ``ferret_official`` is both switches.
 - ``zo`` (FedKSeed-style): a fixed pool of P Gaussian directions for the run; ``zo_steps`` two-point steps
   g = (l(w + eps z_j) - l(w - eps z_j)) / (2 eps), w <- w - lr g z_j, j uniform in the pool; uplink the (j, g)
   pairs' scalars and the client seed (steps + 1); the server replays the pairs: Delta = mean_i sum lr g z_j.
@@ -33,6 +33,7 @@ from torch.func import functional_call
 from torch.utils.data import DataLoader
 
 from icml25.random import rng, seed_for
+from models.common.threads import one_thread
 
 from .bases import gaussian_directions
 from .codec import FerretCodec, Message
@@ -63,23 +64,24 @@ class Method:
 
 
 def method(name: str, K: int = 64, seeds: str = "fresh") -> Method:
-    """The catalogue: ``fedavg``, ``ferret`` (K, seeds as given), ``ferret_fixed``, ``ferret_code`` (the official
-    code's scaling, clipping, slr and fixed seeds), ``ferret_k<N>``, ``zo`` (FedKSeed-style), ``fedzo``."""
+    """The catalogue: ``fedavg``, ``ferret`` (K, seeds as given), ``ferret_fixed`` (the code's fixed candidate
+    seeds), ``ferret_code`` (the code's scaling: no rho, clipping, slr 10; fresh seeds), ``ferret_official`` (both:
+    the code as it runs), ``ferret_k<N>`` (K = N), ``zo`` (FedKSeed-style) and ``fedzo``."""
     if name in ("fedavg", "zo", "fedzo"):
         return Method(name, name)
-    if name == "ferret":
-        return Method(name, "ferret", K, seeds)
-    if name == "ferret_fixed":
-        return Method(name, "ferret", K, "fixed")
-    if name == "ferret_code":
-        return Method(name, "ferret", K, "fixed", "code")
-    if name == "ferret_code_fresh":
-        return Method(name, "ferret", K, "fresh", "code")
+    variants = {
+        "ferret": (K, seeds, "paper"),
+        "ferret_fixed": (K, "fixed", "paper"),
+        "ferret_code": (K, seeds, "code"),
+        "ferret_official": (K, "fixed", "code"),
+    }
+    if name in variants:
+        return Method(name, "ferret", *variants[name])
     if name.startswith("ferret_k") and name[8:].isdigit():
         return Method(name, "ferret", int(name[8:]), seeds)
     raise ValueError(
-        f"method {name!r}: expected fedavg, ferret, ferret_fixed, ferret_code, ferret_code_fresh, ferret_k<N>, "
-        "zo or fedzo"
+        f"method {name!r}: expected fedavg, ferret, ferret_fixed, ferret_code, ferret_official, ferret_k<N>, zo "
+        "or fedzo"
     )
 
 
@@ -161,28 +163,38 @@ class Federated(L.LightningModule):
         out = functional_call(self.net, dict(zip(self.names, params, strict=True)), (x,))
         return nn.functional.cross_entropy(out, y)
 
-    def losses(self, W: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """The minibatch loss at each row of W (m, d) flat parameter vectors: one batched forward for a
-        Sequential of Linear layers and elementwise activations, else one functional call per row."""
-        if self._flat_ok:
-            out = x.expand(len(W), *x.shape)
-            i = 0
-            for m in self.net:
-                if isinstance(m, nn.Linear):
-                    o, n = m.out_features, m.in_features
-                    weight = W[:, i : i + o * n].view(-1, o, n)
-                    i += o * n
-                    if m.bias is not None:
-                        out = torch.baddbmm(W[:, None, i : i + o], out, weight.transpose(1, 2))
-                        i += o
-                    else:
-                        out = torch.bmm(out, weight.transpose(1, 2))
+    def losses(
+        self, W: torch.Tensor, x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The minibatch loss at each row of W ((m, d) flat parameter vectors), on one minibatch x (B, p), y (B,)
+        or one per row, x (m, B, p), y (m, B), with ``mask`` (m, B) marking real rows (1) and padding (0): one
+        batched forward for a Sequential of Linear layers and elementwise activations, else a functional call
+        per row."""
+        m = len(W)
+        xs = x if x.dim() == 3 else x.expand(m, *x.shape)
+        ys = y if y.dim() == 2 else y.expand(m, *y.shape)
+        if not self._flat_ok:
+            out = []
+            for i in range(m):
+                keep = slice(None) if mask is None else mask[i] > 0
+                out.append(self.loss(self.unflatten(W[i]), xs[i][keep], ys[i][keep]))
+            return torch.stack(out)
+        out, i = xs, 0
+        for mod in self.net:
+            if isinstance(mod, nn.Linear):
+                o, n = mod.out_features, mod.in_features
+                weight = W[:, i : i + o * n].view(m, o, n)
+                i += o * n
+                if mod.bias is not None:
+                    out = torch.baddbmm(W[:, None, i : i + o], out, weight.transpose(1, 2))
+                    i += o
                 else:
-                    out = m(out)
-            C = out.shape[-1]
-            per = nn.functional.cross_entropy(out.reshape(-1, C), y.repeat(len(W)), reduction="none")
-            return per.view(len(W), -1).mean(1)
-        return torch.stack([self.loss(self.unflatten(w), x, y) for w in W])
+                    out = torch.bmm(out, weight.transpose(1, 2))
+            else:
+                out = mod(out)
+        per = nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), ys.reshape(-1), reduction="none")
+        per = per.view(m, -1)
+        return per.mean(1) if mask is None else (per * mask).sum(1) / mask.sum(1)
 
     def unflatten(self, v: torch.Tensor) -> list[torch.Tensor]:
         out, i = [], 0
@@ -191,62 +203,93 @@ class Federated(L.LightningModule):
             i += p.numel()
         return out
 
-    def batch(self, g: np.random.Generator, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        pick = torch.as_tensor(rows[g.choice(len(rows), min(self.cfg.batch, len(rows)), replace=False)])
-        return self.x[pick], self.y[pick]
-
     # --- local procedures ----------------------------------------------------------------------------------
-    def local_sgd(self, g: np.random.Generator, rows: np.ndarray) -> list[torch.Tensor]:
-        """T SGD steps from the global weights; returns Delta = old - new per block."""
-        start = self.params()
-        w = [p.clone().requires_grad_(True) for p in start]
+    def local_sgd(self, gens: list[np.random.Generator], rows: list[np.ndarray]) -> list[list[torch.Tensor]]:
+        """T SGD steps from the global weights for several clients in lockstep (each with its own minibatches:
+        the gradient of the sum of the clients' losses with respect to client c's weights is client c's own);
+        per client, Delta = old - new per block."""
+        w0 = torch.nn.utils.parameters_to_vector(self.net.parameters()).detach()
+        W = w0.repeat(len(gens), 1).requires_grad_(True)
         for _ in range(self.cfg.local_steps):
-            x, y = self.batch(g, rows)
-            grads = torch.autograd.grad(self.loss(w, x, y), w)
+            x, y, mask = self.batches(gens, rows)
+            (grad,) = torch.autograd.grad(self.losses(W, x, y, mask).sum(), W)
             with torch.no_grad():
-                w = [(p - self.cfg.lr * gr).requires_grad_(True) for p, gr in zip(w, grads, strict=True)]
-        return [(s - p).detach() for s, p in zip(start, w, strict=True)]
+                W = (W - self.cfg.lr * grad).requires_grad_(True)
+        delta = (w0 - W).detach()
+        return [[b.clone() for b in self.unflatten(d)] for d in delta]
+
+    def batches(
+        self, gens: list[np.random.Generator], rows: list[np.ndarray]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One minibatch per client, padded to a common size: x (n, B, p), y (n, B), mask (n, B)."""
+        picks = [r[g.permutation(len(r))[: self.cfg.batch]] for g, r in zip(gens, rows, strict=True)]
+        B = max(len(p) for p in picks)
+        idx = torch.zeros(len(picks), B, dtype=torch.long)
+        mask = torch.zeros(len(picks), B)
+        for i, p in enumerate(picks):
+            idx[i, : len(p)] = torch.from_numpy(p)
+            mask[i, : len(p)] = 1.0
+        return self.x[idx], self.y[idx], mask
 
     @torch.no_grad()
-    def local_zo(self, g: np.random.Generator, rows: np.ndarray, directions: torch.Tensor | None):
-        """Zeroth-order two-point steps; ``directions`` is the pool (indices drawn uniformly) or None (fresh
-        directions). Returns (Delta flat, the pairs (j, lr g))."""
-        cfg = self.cfg
+    def local_zo(
+        self, gens: list[np.random.Generator], rows: list[np.ndarray], directions: torch.Tensor | None
+    ) -> list[tuple[torch.Tensor, list[tuple[int, float]]]]:
+        """Zeroth-order two-point steps of several clients in lockstep (each from its own generator, so the
+        result is each client's alone): ``directions`` is the pool (indices drawn uniformly) or None (fresh
+        directions from the client's stream). Per client: (Delta flat, the pairs (j, lr g))."""
+        cfg, n = self.cfg, len(gens)
         w0 = torch.nn.utils.parameters_to_vector(self.net.parameters()).detach()
-        w = w0.clone()
+        W = w0.repeat(n, 1)
         if directions is None:
-            fresh = gaussian_directions(int(g.integers(2**62)), range(cfg.zo_steps), self.dim)
-            picks = np.arange(cfg.zo_steps)
+            dirs = [gaussian_directions(int(g.integers(2**62)), range(cfg.zo_steps), self.dim) for g in gens]
+            picks = [np.arange(cfg.zo_steps)] * n
         else:
-            fresh, picks = directions, g.integers(len(directions), size=cfg.zo_steps)
-        pairs = []
-        for j in picks:
-            z = fresh[j]
-            x, y = self.batch(g, rows)
-            up, down = self.losses(torch.stack([w + cfg.zo_eps * z, w - cfg.zo_eps * z]), x, y).tolist()
-            step = cfg.zo_lr * (up - down) / (2 * cfg.zo_eps)
-            w -= step * z
-            pairs.append((int(j), step))
-        return w0 - w, pairs
+            dirs = [directions] * n
+            picks = [g.integers(len(directions), size=cfg.zo_steps) for g in gens]
+        pairs: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+        for t in range(cfg.zo_steps):
+            Z = torch.stack([dirs[c][picks[c][t]] for c in range(n)])
+            x, y, mask = self.batches(gens, rows)
+            both = self.losses(
+                torch.cat([W + cfg.zo_eps * Z, W - cfg.zo_eps * Z]),
+                torch.cat([x, x]),
+                torch.cat([y, y]),
+                torch.cat([mask, mask]),
+            ).double()
+            step = cfg.zo_lr * (both[:n] - both[n:]) / (2 * cfg.zo_eps)
+            W -= step[:, None].to(W.dtype) * Z
+            for c, s in enumerate(step.tolist()):
+                pairs[c].append((int(picks[c][t]), s))
+        return [(w0 - W[c], pairs[c]) for c in range(n)]
 
-    def client(self, r: int, c: int) -> tuple[object, int, list[torch.Tensor] | None]:
-        """(payload, uplink scalars, true Delta blocks) of client c in round r."""
-        g = rng(self.seed, "client", r, c)
-        rows = self.client_rows[c]
+    def clients(self, r: int, chosen: list[int]) -> list[tuple[object, int, list[torch.Tensor] | None]]:
+        """Per chosen client of round r: (payload, uplink scalars, true Delta blocks or None). Each client draws
+        from its own stream (run seed, round, client), whatever the others do."""
+        gens = [rng(self.seed, "client", r, c) for c in chosen]
         kind = self.meth.kind
-        if kind in ("fedavg", "ferret"):
-            delta = self.local_sgd(g, rows)
+        if kind in ("zo", "fedzo"):
+            res = self.local_zo(
+                gens, [self.client_rows[c] for c in chosen], self.pool if kind == "zo" else None
+            )
+            if kind == "zo":
+                return [(pairs, len(pairs) + 1, None) for _, pairs in res]
+            return [(self.unflatten(flat), self.dim, None) for flat, _ in res]
+        out = []
+        deltas = self.local_sgd(gens, [self.client_rows[c] for c in chosen])
+        for c, delta in zip(chosen, deltas, strict=True):
             if kind == "fedavg":
-                return delta, self.dim, delta
+                out.append((delta, self.dim, delta))
+                continue
             msg = self.codec.encode(
                 delta, round_seed(self.seed, r, self.meth.seeds), seed_for(self.seed, "client-seed", r, c)
             )
-            return msg, msg.scalars, delta
-        if kind == "zo":
-            _, pairs = self.local_zo(g, rows, self.pool)
-            return pairs, len(pairs) + 1, None
-        flat, _ = self.local_zo(g, rows, None)
-        return self.unflatten(flat), self.dim, None
+            out.append((msg, msg.scalars, delta))
+        return out
+
+    def client(self, r: int, c: int) -> tuple[object, int, list[torch.Tensor] | None]:
+        """(payload, uplink scalars, true Delta blocks or None) of client c in round r."""
+        return self.clients(r, [c])[0]
 
     def server(self, r: int, payloads: list) -> list[torch.Tensor]:
         """The round's update Delta (the mean over the selected clients)."""
@@ -256,11 +299,11 @@ class Federated(L.LightningModule):
         if kind == "ferret":
             msgs: list[Message] = payloads
             return self.codec.decode(msgs, round_seed(self.seed, r, self.meth.seeds))
-        coef = torch.zeros(len(self.pool))
+        coef = torch.zeros(len(self.pool), dtype=torch.float64)
         for pairs in payloads:
             for j, step in pairs:
                 coef[j] += step / n
-        return self.unflatten(coef @ self.pool)
+        return self.unflatten(coef.to(self.pool.dtype) @ self.pool)
 
     # --- Lightning ----------------------------------------------------------------------------------------
     def configure_optimizers(self):
@@ -275,7 +318,7 @@ class Federated(L.LightningModule):
         chosen = np.sort(
             rng(self.seed, "select", r).choice(self.data.clients, self.cfg.per_round, replace=False)
         )
-        out = [self.client(r, int(c)) for c in chosen]
+        out = self.clients(r, [int(c) for c in chosen])
         client_s = time.perf_counter() - start
         delta = self.server(r, [o[0] for o in out])
         opt = self.optimizers()
@@ -327,7 +370,8 @@ def run(
     net = mlp(data.x_train.shape[1], cfg.hidden, data.classes, seed_for(seed, "init"))
     module = Federated(net, data, meth, cfg, seed, codec_cls, progress)
     trainer = make_trainer(max_steps=-1, seed=seed_for(seed, "trainer"), max_epochs=1)
-    trainer.fit(module)
+    with one_thread():  # tiny tensors: a second thread only spins (models/common/threads.py)
+        trainer.fit(module)
     return module.rows, module.net
 
 

@@ -43,7 +43,13 @@ class Prepare:
 class Train:
     methods: tuple[str, ...] = ("fedavg", "ferret", "zo")  # the claims' methods, on ``seeds`` seeds
     seeds: int = field(default=5, metadata={"ge": 1})
-    report_methods: tuple[str, ...] = ("ferret_fixed", "ferret_code", "ferret_k16", "fedzo")  # report only
+    report_methods: tuple[str, ...] = (
+        "ferret_fixed",
+        "ferret_code",
+        "ferret_official",
+        "ferret_k16",
+        "fedzo",
+    )  # report only
     report_seeds: int = field(default=3, metadata={"ge": 1})
     rounds: int = field(default=80, metadata={"ge": 1})
     per_round: int = field(default=5, metadata={"ge": 1})

@@ -15,8 +15,8 @@ LABELS = {
     "ferret": "Ferret (paper: fresh seeds, rho)",
     "zo": "zeroth order (FedKSeed-style pool)",
     "ferret_fixed": "Ferret, fixed seeds (code)",
-    "ferret_code": "Ferret, the code's scaling, slr 10, clipping, fixed seeds",
-    "ferret_code_fresh": "Ferret, the code's scaling with fresh seeds",
+    "ferret_code": "Ferret, the code's scaling (no rho, clipping, slr 10)",
+    "ferret_official": "Ferret as the code runs (fixed seeds and its scaling)",
     "fedzo": "FedZO (fresh directions, full upload)",
 }
 # The spec's prototype (R = 40, 3 seeds) and the re-run (R = 80, 6 seeds): accuracy, uplink / d.
