@@ -29,6 +29,10 @@ class FedData:
     x_test: np.ndarray
     y_test: np.ndarray
     classes: int
+    train_index: np.ndarray | None = (
+        None  # the rows of the source that are x_train's (and x_test's), in order
+    )
+    test_index: np.ndarray | None = None
 
     @property
     def clients(self) -> int:
@@ -197,4 +201,6 @@ def federate(
     xtr, xte = x[train], x[test]
     if scale:
         xtr, xte = standardise(xtr, xte)
-    return FedData(xtr.astype(np.float32), y[train], owner, xte.astype(np.float32), y[test], int(y.max()) + 1)
+    return FedData(
+        xtr.astype(np.float32), y[train], owner, xte.astype(np.float32), y[test], int(y.max()) + 1, train, test
+    )

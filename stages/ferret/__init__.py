@@ -12,7 +12,8 @@ paper's method is the default here and the code's behaviour the switches ``seeds
 Stages: prepare (the digits, a user's CSV or Dolly-style JSONL; a Dirichlet(0.5) label split over 20 clients)
 -> validate (GX: a partition, >= 10 rows per client, values in range) -> train (every method and seed, one
 Lightning module whose step is one round; histories, the final global models as safetensors) -> evaluate (the
-reconstruction-bias Monte Carlo, the per-method table, the claims' numbers) -> report.
+reconstruction-bias Monte Carlo, the per-method table, the claims' numbers) -> report. The paper profile
+(``train.model: smollm2``, ``prepare.source: dolly``) tunes SmolLM2-135M on Dolly records instead of the MLP.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class Train:
     zo_pool: int = field(default=64, metadata={"ge": 1})
     hidden: int = field(default=32, metadata={"ge": 1})
     workers: int = field(default=2, metadata={"ge": 1})
+    # the paper profile: SmolLM2-135M on Dolly (prepare.source dolly), a GPU when there is one
+    model: str = field(default="mlp", metadata={"choices": ("mlp", "smollm2")})
+    max_tokens: int = field(default=256, metadata={"ge": 2})
+    accelerator: str = field(default="cpu", metadata={"choices": ("cpu", "auto")})
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ def run(ctx: StageContext) -> None:
         "methods": meta["methods"],
         "report_methods": meta["report_methods"],
         "blocks": meta["blocks"],
+        "model": meta["model"],
     }
     ctx.write_json("summary.json", summary)
     for r in t.itertuples():
