@@ -202,5 +202,12 @@ def federate(
     if scale:
         xtr, xte = standardise(xtr, xte)
     return FedData(
-        xtr.astype(np.float32), y[train], owner, xte.astype(np.float32), y[test], int(y.max()) + 1, train, test
+        xtr.astype(np.float32),
+        y[train],
+        owner,
+        xte.astype(np.float32),
+        y[test],
+        int(y.max()) + 1,
+        train,
+        test,
     )
