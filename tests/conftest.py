@@ -20,6 +20,11 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+# With the venv named on PATH by a relative path (PATH=.venv/bin:$PATH), Python's sys.executable is relative too,
+# and every subprocess a test starts in another folder (a scratch repo's DVC, the claims checker) fails to find
+# the interpreter. Absolute, not resolved: resolving the symlink would leave the venv.
+sys.executable = os.path.abspath(sys.executable)
+
 #: The paper the integration tests drive through real `dvc repro` and Prefect (the others run in process).
 DVC_PAPER = "model_independence"
 

@@ -10,7 +10,6 @@ on these folders (the control); each stub fails the claims its test names."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from models.common.threads import one_thread
 from models.model_independence import experiment as ex
 from tests.helpers import claim_verdict, lazy
 
@@ -44,19 +44,6 @@ NULL = (
     "independent_min_match",
     "permtest_independent_uniform",
 )
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Tiny tensors: torch's intra-op threads only contend (seconds on a busy 2-core machine instead of ms)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
