@@ -29,6 +29,15 @@ from .errors import UserError
 from .registry import CATALOGUE, STAGES
 
 
+class ToolParser(argparse.ArgumentParser):
+    """An ArgumentParser whose command-line errors (a missing argument, an invalid int, an unknown choice) are a
+    :class:`UserError`: one line naming the bad value and exit 2 through :func:`guarded`, like every other bad
+    input, instead of argparse's usage block. ``--help`` is unchanged; sub-parsers inherit the class."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
 def find_root(start: Path | None = None) -> Path:
     """The checkout: the nearest folder upwards holding both dvc.yaml and params.yaml."""
     here = (start or Path.cwd()).resolve()
@@ -155,7 +164,7 @@ Extend = Callable[[Any], None]
 
 
 def parser(extend: Extend | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ToolParser(
         prog="icml25", description="CPU-scale reproductions of 19 ICML 2025 papers.", epilog=epilog
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")

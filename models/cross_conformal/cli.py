@@ -17,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
@@ -26,7 +27,7 @@ MODELS = ("ols", "linear", "ridge", "lasso", "rf")
 def build_parser() -> argparse.ArgumentParser:
     from .core import ALIASES, METHODS
 
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 cross_conformal",
         description="Efficient cross-conformal prediction (Gasparin & Ramdas, ICML 2025).",
     )

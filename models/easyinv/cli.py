@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
@@ -22,7 +23,7 @@ DEFAULT_MODEL = Path("data/easyinv/trained/main/model.safetensors")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 easyinv",
         description="EasyInv (ICML 2025): DDIM inversion with latent aggregation, on this project's small "
         "pixel-space eps-model.",

@@ -23,11 +23,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 epd_serving",
         description="Encode-Prefill-Decode disaggregation for multimodal serving (Singh et al., ICML 2025): a "
         "discrete-event simulation of aggregated, PD and EPD serving under a stated cost model.",

@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 ferret",
         description="Ferret (ICML 2025): federated full-parameter tuning with shared randomness.",
     )

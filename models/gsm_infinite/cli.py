@@ -17,12 +17,13 @@ import argparse
 import json
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 gsm_infinite",
         description="GSM-Infinity: long-context reasoning problems of controlled difficulty (Zhou et al., ICML 2025).",
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
@@ -27,7 +28,7 @@ def _floats(text: str) -> list[float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 hyper",
         description="Hyper (ICML 2025): curiosity-driven exploration robust to the bonus weight beta, tabular.",
     )

@@ -20,12 +20,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 issm",
         description="Interventional state-space models (Nejatbakhsh et al., ICML 2025): latent dynamics under "
         "hard interventions (stimulation sets latents to B u), fitted by amortised variational inference.",

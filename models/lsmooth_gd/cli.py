@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 lsmooth_gd",
         description="GD step size under ell-generalized smoothness (Tyurin, ICML 2025).",
     )

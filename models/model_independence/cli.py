@@ -15,6 +15,8 @@ import argparse
 import json
 import math
 
+from icml25.cli import ToolParser
+
 STAT_HELP = {
     "u": "phi_U: match up-projection weights (exact p-value; fooled by hidden-unit permutations)",
     "l2": "PERMTEST with the l2 distance (exact p-value >= 1/(T+1))",
@@ -24,7 +26,7 @@ STAT_HELP = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 model_independence",
         description="Independence tests for language models (Zhu et al., ICML 2025): are two models' weights "
         "from independent initialisations?",

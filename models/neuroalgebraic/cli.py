@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 
 
@@ -24,7 +25,7 @@ def _ints(flag: str, text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 neuroalgebraic",
         description="Neuroalgebraic geometry (ICML 2025 position paper): dimensions of neuromanifolds.",
     )

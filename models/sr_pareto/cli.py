@@ -14,12 +14,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 sr_pareto",
         description="Absolute Pareto-optimal fronts for symbolic regression (Fong & Motani, ICML 2025).",
     )

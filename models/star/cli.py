@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 star",
         description="STAR (Li et al., ICML 2025): residual skill codes of action chunks, learned with the "
         "rotation trick at every depth (RaRSQ).",

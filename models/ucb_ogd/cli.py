@@ -34,6 +34,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from icml25.cli import ToolParser
 from icml25.errors import UserError
 from icml25.outputs import atomic_output, check_output
 
@@ -41,7 +42,7 @@ METHODS = ("ucb_ogd", "uniform")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ToolParser(
         prog="icml25 ucb_ogd",
         description="Adaptive data collection across sources (UCB-OGD, Zang et al., ICML 2025): a UCB sampler "
         "over sources against online gradient descent, for the worst-source loss.",

@@ -74,6 +74,23 @@ def test_unknown_stage_is_an_argparse_error(root):
     assert out.returncode == 2 and "invalid choice: 'fly'" in out.stderr
 
 
+def test_a_bad_command_line_is_one_line_naming_the_value(root, capsys):
+    """Core commands and paper tools alike (icml25.cli.ToolParser): no usage block, exit 2, the value named."""
+    from flows.cli import main
+
+    tool = next(e.slug for e in CATALOGUE if e.has_tools)
+    for argv, named in (
+        (["stage", "model_independence", "fly"], "invalid choice: 'fly'"),
+        (["s3", "serve", "--port", "eighty"], "invalid int value: 'eighty'"),
+        ([tool, "no-such-verb"], "invalid choice: 'no-such-verb'"),
+        ([], "the following arguments are required: COMMAND"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and named in err and "usage:" not in err, (argv, err)
+        assert err.startswith("icml25: error: ") and "--help)" in err, err
+
+
 def test_s3_serve_is_a_command(root):
     out = icml25(root, "s3", "serve", "--help")
     assert out.returncode == 0 and "--port" in out.stdout and "--bucket" in out.stdout
