@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import lightning as L
 import numpy as np
@@ -392,7 +392,3 @@ def run(
     with one_thread():  # tiny tensors: a second thread only spins (models/common/threads.py)
         trainer.fit(module)
     return module.rows, module.net
-
-
-def with_rounds(cfg: Config, rounds: int) -> Config:
-    return replace(cfg, rounds=rounds)
