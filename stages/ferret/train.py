@@ -34,6 +34,7 @@ def _task(args: tuple) -> dict:
 
 def run(ctx: StageContext) -> None:
     import time
+    from dataclasses import fields
 
     import pandas as pd
 
@@ -41,21 +42,7 @@ def run(ctx: StageContext) -> None:
     from models.ferret.federated import Config, method
 
     tp = ctx.params.train
-    cfg = Config(
-        rounds=tp.rounds,
-        per_round=tp.per_round,
-        local_steps=tp.local_steps,
-        batch=tp.batch,
-        lr=tp.lr,
-        slr=tp.slr,
-        code_slr=tp.code_slr,
-        clip=tp.clip,
-        zo_steps=tp.zo_steps,
-        zo_lr=tp.zo_lr,
-        zo_eps=tp.zo_eps,
-        zo_pool=tp.zo_pool,
-        hidden=tp.hidden,
-    )
+    cfg = Config(**{f.name: getattr(tp, f.name) for f in fields(Config)})  # Train holds every Config field
     meta = ctx.read_json(ctx.paths.prepared / "meta.json")
     out = ctx.out / "models"
     out.mkdir()
