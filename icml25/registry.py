@@ -130,8 +130,9 @@ CATALOGUE: tuple[Entry, ...] = (
         15,
         "farma",
         "FaRMA: reward-guided generation, one reward call per token",
-        "Rashid et al.",
+        "Rashid, Wu, Fan, Li, Kristiadi & Poupart",
         "ahmadrash/FaRMA",
+        has_tools=True,
     ),
     Entry(16, "bundle_cbf", "Measurement-induced bundles, mCBF and Neural ODE", "Zheng & Mei", "not public"),
     Entry(
