@@ -81,8 +81,16 @@ class Decoded:
     seconds: float
 
 
+def decode(*args, **kwargs) -> Decoded:
+    """:func:`_decode` on one torch thread (tiny tensors: more threads only add overhead)."""
+    from models.common.threads import one_thread
+
+    with one_thread():
+        return _decode(*args, **kwargs)
+
+
 @torch.no_grad()
-def decode(
+def _decode(
     lm: CausalNet,
     scorer: Scorer | None,
     prompts: np.ndarray,

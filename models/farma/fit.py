@@ -130,11 +130,13 @@ def fit(
 ) -> list[tuple[str, float]]:
     """Train ``net`` in place through ``phases``; returns the (phase, loss) history."""
     from icml25.training import make_trainer
+    from models.common.threads import one_thread
 
     data = Epochs(phases, batch, seed)
     module = Trainable(net, phases, lr, target_grad, reset_optimizer)
     trainer = make_trainer(data.steps(), seed)
-    trainer.fit(module, DataLoader(data, batch_size=None))
+    with one_thread():  # a GRU of 64 units: more threads only add overhead
+        trainer.fit(module, DataLoader(data, batch_size=None))
     return module.history
 
 

@@ -221,8 +221,8 @@ def make_language(
     """A seeded language: Dirichlet(alpha) first-token and bigram rows per prompt, per-token values
     u ~ U[0, value_scale], the bonus tokens (a, c) and the trap's A, B, X drawn from the vocabulary; the trap is
     the last prompt."""
-    if tokens < 4 or length < 2 or prompts < 1:
-        raise ValueError(f"tokens {tokens}, length {length}, prompts {prompts}: need >= 4, >= 2, >= 1")
+    if tokens < 6 or length < 2 or prompts < 1:  # a, c, A, B, X and the trap's top token are distinct
+        raise ValueError(f"tokens {tokens}, length {length}, prompts {prompts}: need >= 6, >= 2, >= 1")
     if not (0 < trap_x < trap_top and trap_x + trap_top < 1):
         raise ValueError(f"trap_x {trap_x}, trap_top {trap_top}: need 0 < x < top and x + top < 1")
     V, T = tokens, length

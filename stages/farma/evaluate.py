@@ -41,13 +41,14 @@ def run(ctx: StageContext) -> None:
     beta = float(meta["beta"])
     models = ctx.paths.trained / "models"
     other = "guided" if ep.candidates == "lm" else "lm"
+    learned = [m for m in LEARNED if m in ctx.read_json(ctx.paths.trained / "meta.json")["models"]]
     rows, trap_rows, paths = [], [], []
     with one_thread():
         for k in range(seeds):
             lm = load_net(models / f"lm_s{k}.safetensors")
-            nets = {m: load_net(models / f"{m}_s{k}.safetensors") for m in LEARNED}
+            nets = {m: load_net(models / f"{m}_s{k}.safetensors") for m in learned}
             prompts = ctx.rng("prompts", k).integers(0, P, ep.prompts)
-            plan = [("pi_ref", ep.candidates)] + [(m, ep.candidates) for m in LEARNED]
+            plan = [("pi_ref", ep.candidates)] + [(m, ep.candidates) for m in learned]
             if synthetic:
                 plan += [(m, ep.candidates) for m in EXACT] + [("farma", other), ("exact_max", other)]
             for name, cand in plan:

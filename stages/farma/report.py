@@ -174,9 +174,10 @@ def _fits_table(ev: Evaluated) -> str:
     f = ev.csv("fits.csv")
     rows = []
     for m, g in f.groupby("model", sort=False):
-        rows.append({"model": label(m) if m != "lm" else "base LM", "final loss": fmt(g.final_loss.mean(), 3),
-                     "|max residual| (chosen prefixes)": fmt(g.max_residual.mean(), 3),
-                     "seconds": fmt(g.seconds.mean(), 1)})  # fmt: skip
+        res = g.max_residual.mean()
+        rows.append({"model": label(m) if m != "lm" else "base LM", "final loss": f"{g.final_loss.mean():.3f}",
+                     "mean abs. max residual (chosen prefixes)": "-" if math.isnan(res) else f"{res:.3f}",
+                     "seconds": f"{g.seconds.mean():.1f}"})  # fmt: skip
     return table(rows)
 
 

@@ -88,10 +88,11 @@ def run(ctx: StageContext) -> None:
     for i, res in parallel.imap(_lm, lm_tasks, tp.workers, preload=("lightning",)):
         record("lm", i, res)
         ctx.log.info("LM seed %d: final loss %.3f (%.1f s)", i, res["history"][-1][1], res["seconds"])
-    plan = [(m, k) for k in range(seeds) for m in RMS]
+    rms = [m for m in RMS if m != "cd" or meta["source"] == "synthetic"]  # CD regresses R*: none in a user's pairs
+    plan = [(m, k) for k in range(seeds) for m in rms]
     tasks = [(m, cfg, k, ctx.seed_for("rm", m, k), data, out) for m, k in plan]
     ctx.log.info(
-        "%d reward models (%s) on %d worker(s)", len(tasks), ", ".join(RMS), min(tp.workers, len(tasks))
+        "%d reward models (%s) on %d worker(s)", len(tasks), ", ".join(rms), min(tp.workers, len(tasks))
     )
     for done, (i, res) in enumerate(parallel.imap(_rm, tasks, tp.workers, preload=("lightning",)), 1):
         m, k = plan[i]
@@ -106,5 +107,5 @@ def run(ctx: StageContext) -> None:
     pd.DataFrame(fits).sort_values(["model", "seed"]).to_csv(ctx.out / "fits.csv", index=False)
     ctx.write_json(
         "meta.json",
-        {"seeds": seeds, "models": ["lm", *RMS], "config": cfg.__dict__, "source": meta["source"]},
+        {"seeds": seeds, "models": ["lm", *rms], "config": cfg.__dict__, "source": meta["source"]},
     )

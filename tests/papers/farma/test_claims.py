@@ -152,7 +152,9 @@ def test_bt_only_prefix_model_fails_trap_learned(root, tmp_path):
     assert v["passed"] == 0 and v["value"] == 0.0, (v, got)
     from models.farma.language import GrammarLM
 
-    oracle = run_decoder(GrammarLM(lang), _scorer("exact_max"), lang, trap, w=1.0, top_k=K, greedy=True, seed=0)[1][0]
+    oracle = run_decoder(
+        GrammarLM(lang), _scorer("exact_max"), lang, trap, w=1.0, top_k=K, greedy=True, seed=0
+    )[1][0]
     v = verdict(
         root, "trap_learned", evaluated(tmp_path / "oracle", _decodes("zero", "zero_scalar"), _trap([oracle]))
     )
