@@ -88,7 +88,8 @@ def run(ctx: StageContext) -> None:
     for i, res in parallel.imap(_lm, lm_tasks, tp.workers, preload=("lightning",)):
         record("lm", i, res)
         ctx.log.info("LM seed %d: final loss %.3f (%.1f s)", i, res["history"][-1][1], res["seconds"])
-    rms = [m for m in RMS if m != "cd" or meta["source"] == "synthetic"]  # CD regresses R*: none in a user's pairs
+    # CD regresses R*, which a user's pairs do not have
+    rms = [m for m in RMS if m != "cd" or meta["source"] == "synthetic"]
     plan = [(m, k) for k in range(seeds) for m in rms]
     tasks = [(m, cfg, k, ctx.seed_for("rm", m, k), data, out) for m, k in plan]
     ctx.log.info(
