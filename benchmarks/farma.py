@@ -123,6 +123,45 @@ class NaiveScalarScorer(ScalarScorer):
 FORWARDS_PER_STEP = {"FaRMA": 1, "ARGS batched": 1, "ARGS naive": K}
 
 
+def result_row(
+    setting: str,
+    method: str,
+    tokens,
+    per_token: tuple,
+    rm_s: dict,
+    tot_s: dict,
+    peak: float,
+    digits: tuple[int, int],
+    check: str = "",
+) -> dict:
+    """One measured row: calls per token (LM, RM sequences, RM forwards), the median RM and total seconds and
+    their ratios to FaRMA's (ARGS rows), peak tensor MiB, every run's seconds."""
+    rm_med, tot_med = statistics.median(rm_s[method]), statistics.median(tot_s[method])
+    lm, seqs, fwd = per_token
+    digits, peak_digits = digits  # of the seconds, of the MiB
+    row = {
+        "setting": setting,
+        "method": method,
+        "tokens": tokens,
+        "lm_calls_per_token": lm,
+        "rm_calls_per_token": seqs,
+        "rm_forwards_per_token": fwd,
+        "rm_seconds": round(rm_med, digits),
+        "total_seconds": round(tot_med, digits),
+        "peak_mb": round(peak, peak_digits),
+        "rm_ratio": "",
+        "total_ratio": "",
+        "rm runs (s)": runs(rm_s[method]),
+        "total runs (s)": runs(tot_s[method]),
+        "check": "",
+    }
+    if method != "FaRMA":
+        row["rm_ratio"] = round(rm_med / statistics.median(rm_s["FaRMA"]), 2)
+        row["total_ratio"] = round(tot_med / statistics.median(tot_s["FaRMA"]), 2)
+        row["check"] = check + PAPER
+    return row
+
+
 def synthetic() -> list[dict]:
     torch.manual_seed(SEED)
     shape = dict(tokens=SYN_TOKENS, prompts=SYN_PROMPTS, emb=SYN_EMB, hidden=SYN_HIDDEN)
@@ -161,34 +200,14 @@ def synthetic() -> list[dict]:
             f"(median of {SYN_REPEAT}), peak {peak[m]:.2f} MiB"
         )
     same = bool(np.array_equal(first["ARGS naive"].tokens, first["ARGS batched"].tokens))
+    setting = f"synthetic CausalNet (V {SYN_TOKENS}, GRU {SYN_HIDDEN}), {SYN_BATCH} prompts"
     rows = []
     for m in METHODS:
         d = first[m]
         n_tok = d.tokens.shape[1]
-        rm_med, tot_med = statistics.median(rm_s[m]), statistics.median(tot_s[m])
-        row = {
-            "setting": f"synthetic CausalNet (V {SYN_TOKENS}, GRU {SYN_HIDDEN}), {SYN_BATCH} prompts",
-            "method": m,
-            "tokens": n_tok,
-            "lm_calls_per_token": float(d.lm_calls.mean() / n_tok),
-            "rm_calls_per_token": float(d.rm_calls.mean() / n_tok),
-            "rm_forwards_per_token": FORWARDS_PER_STEP[m],
-            "rm_seconds": round(rm_med, 4),
-            "total_seconds": round(tot_med, 4),
-            "peak_mb": round(peak[m], 3),
-            "rm_ratio": "",
-            "total_ratio": "",
-            "rm runs (s)": runs(rm_s[m]),
-            "total runs (s)": runs(tot_s[m]),
-            "check": "",
-        }
-        if m != "FaRMA":
-            row["rm_ratio"] = round(rm_med / statistics.median(rm_s["FaRMA"]), 2)
-            row["total_ratio"] = round(tot_med / statistics.median(tot_s["FaRMA"]), 2)
-            row["check"] = PAPER
-        if m == "ARGS naive":
-            row["check"] = f"same tokens as ARGS batched: {same}; " + PAPER
-        rows.append(row)
+        per_token = (float(d.lm_calls.mean() / n_tok), float(d.rm_calls.mean() / n_tok), FORWARDS_PER_STEP[m])
+        check = f"same tokens as ARGS batched: {same}; " if m == "ARGS naive" else ""
+        rows.append(result_row(setting, m, n_tok, per_token, rm_s, tot_s, peak[m], (4, 3), check))
     return rows
 
 
@@ -300,32 +319,14 @@ def smollm2(n_tokens: int) -> tuple[list[dict], dict]:
     texts = {m: first[m][0] for m in METHODS}
     for m in METHODS:
         log(f"  {m}: {texts[m]!r}")
+    setting = f"SmolLM2-135M (float32) as LM and RM, 1 prompt, greedy, max {n_tokens} new tokens"
     rows = []
     for m in METHODS:
         _, steps, lm_f, rm_f, _, _ = first[m]
-        rm_med, tot_med = statistics.median(rm_s[m]), statistics.median(tot_s[m])
         seqs = rm_f if m != "ARGS batched" else rm_f * K
-        row = {
-            "setting": f"SmolLM2-135M (float32) as LM and RM, 1 prompt, greedy, max {n_tokens} new tokens",
-            "method": m,
-            "tokens": steps,
-            "lm_calls_per_token": round(lm_f / steps, 3),
-            "rm_calls_per_token": round(seqs / steps, 3),
-            "rm_forwards_per_token": round(rm_f / steps, 3),
-            "rm_seconds": round(rm_med, 3),
-            "total_seconds": round(tot_med, 3),
-            "peak_mb": round(peak[m], 1),
-            "rm_ratio": "",
-            "total_ratio": "",
-            "rm runs (s)": runs(rm_s[m]),
-            "total runs (s)": runs(tot_s[m]),
-            "check": "",
-        }
-        if m != "FaRMA":
-            row["rm_ratio"] = round(rm_med / statistics.median(rm_s["FaRMA"]), 2)
-            row["total_ratio"] = round(tot_med / statistics.median(tot_s["FaRMA"]), 2)
-            row["check"] = f"same text as FaRMA: {texts[m] == texts['FaRMA']}; " + PAPER
-        rows.append(row)
+        per_token = (round(lm_f / steps, 3), round(seqs / steps, 3), round(rm_f / steps, 3))
+        check = f"same text as FaRMA: {texts[m] == texts['FaRMA']}; "
+        rows.append(result_row(setting, m, steps, per_token, rm_s, tot_s, peak[m], (3, 1), check))
     info = {"load_s": load_s, "texts": texts}
     return rows, info
 

@@ -212,6 +212,17 @@ def rewrite_npz(path: Path, **changes) -> None:
     np.savez(path, **arrays)
 
 
+def set_item(index, value):
+    """A change for :func:`rewrite_npz`: a copy of the array with ``a[index] = value``."""
+
+    def change(a):
+        a = a.copy()
+        a[index] = value
+        return a
+
+    return change
+
+
 def validation_failure(work: Path, slug: str) -> str:
     """Run ``slug``'s validate stage in ``work``, expect ValidationFailed (and no validation.json); its message."""
     import pytest

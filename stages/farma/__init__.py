@@ -41,6 +41,7 @@ class Prepare:
     corpus: int = field(default=20000, metadata={"ge": 10})  # base-LM training samples per seed
     pairs: int = field(default=6000, metadata={"ge": 10})  # preference pairs per seed
     seeds: int = field(default=3, metadata={"ge": 1})
+    more_pairs: int = field(default=30000, metadata={"ge": 0})  # seed 0's data ablation (ours; 0: none)
 
 
 @dataclass(frozen=True)

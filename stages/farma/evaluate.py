@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from icml25.stage import StageContext
 
-LEARNED = ("farma", "args", "pargs", "cd", "farma_grad", "farma_bt")
+LEARNED = ("farma", "args", "pargs", "cd", "farma_grad", "farma_bt", "farma_more")
 EXACT = ("exact_max", "exact_ref")
 
 
@@ -46,9 +46,10 @@ def run(ctx: StageContext) -> None:
     with one_thread():
         for k in range(seeds):
             lm = load_net(models / f"lm_s{k}.safetensors")
-            nets = {m: load_net(models / f"{m}_s{k}.safetensors") for m in learned}
+            mine = [m for m in learned if (models / f"{m}_s{k}.safetensors").exists()]  # farma_more: seed 0
+            nets = {m: load_net(models / f"{m}_s{k}.safetensors") for m in mine}
             prompts = ctx.rng("prompts", k).integers(0, P, ep.prompts)
-            plan = [("pi_ref", ep.candidates)] + [(m, ep.candidates) for m in learned]
+            plan = [("pi_ref", ep.candidates)] + [(m, ep.candidates) for m in mine]
             if synthetic:
                 plan += [(m, ep.candidates) for m in EXACT] + [("farma", other), ("exact_max", other)]
             for name, cand in plan:
@@ -66,7 +67,9 @@ def run(ctx: StageContext) -> None:
                                           "first": int(t[0].tokens[0, 0]), "second": int(t[0].tokens[0, 1]),
                                           "reward": float(t[1][0])})  # fmt: skip
             if synthetic:
-                for m in ("farma", "farma_grad", "farma_bt"):
+                for m in ("farma", "farma_grad", "farma_bt", "farma_more"):
+                    if m not in nets:
+                        continue
                     paths.append({"seed": k, "model": m, **trap_path(lang, lm, nets[m])})
             ctx.log.info("seed %d: %d decoders x 2 modes on %d prompts", k, len(plan), ep.prompts)
     decodes = pd.concat(
@@ -109,9 +112,18 @@ def run(ctx: StageContext) -> None:
     trap.to_csv(ctx.out / "trap.csv", index=False)
     pd.DataFrame(paths).to_csv(ctx.out / "trap_path.csv", index=False)
     exact = exact_trap(lang, beta) if synthetic else {}
-    summary = claim_numbers(decodes, trap, ep.top_k, ep.candidates) | {"exact": exact, "source": meta["source"], "seeds": seeds,
-                                                    "prompts": ep.prompts, "top_k": ep.top_k, "w": ep.w,
-                                                    "candidates": ep.candidates, "length": T}  # fmt: skip
+    summary = claim_numbers(decodes, trap, ep.top_k, ep.candidates) | {
+        "exact": exact,
+        "source": meta["source"],
+        "seeds": seeds,
+        "prompts": ep.prompts,
+        "top_k": ep.top_k,
+        "w": ep.w,
+        "candidates": ep.candidates,
+        "length": T,
+        "pairs": int(meta["pair_rows"]) // seeds,
+        "more_pairs": int(meta.get("more_pairs", 0)),
+    }
     ctx.write_json("summary.json", summary)
     for r in (
         table[(table["mode"] == "greedy") & (table.candidates == ep.candidates)]

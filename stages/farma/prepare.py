@@ -1,7 +1,7 @@
 """Prepare: the synthetic language (``language.npz``: the grammar, the reward's values and tokens, the trap) and,
 per seed, ``corpus`` samples of pi* for the base LM and ``pairs`` BT-labelled preference pairs
-(``data.npz``: corpus_seed/corpus_prompt/corpus_y and seed/prompt/y1/y2/r1/r2/label); ``meta.json`` describes
-them. With ``source: jsonl`` the pairs are a user's prompt/chosen/rejected lines on a word vocabulary (every seed
+(``data.npz``: corpus_seed/corpus_prompt/corpus_y and seed/prompt/y1/y2/r1/r2/label), and ``more_pairs`` pairs
+for seed 0's data ablation (``more_pairs.npz``); ``meta.json`` describes them. With ``source: jsonl`` the pairs are a user's prompt/chosen/rejected lines on a word vocabulary (every seed
 the same pairs, the LM corpus their responses; no known reward, no language). Nothing is downloaded."""
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def run(ctx: StageContext) -> None:
             frames.append(
                 pairs(lang, pp.pairs, pp.beta, ctx.rng("pairs", k)) | {"seed": np.full(pp.pairs, k)}
             )
+        if pp.more_pairs:  # seed 0's data ablation: the same seed's LM, more pairs for one more FaRMA
+            more = pairs(lang, pp.more_pairs, pp.beta, ctx.rng("more_pairs"))
+            np.savez(ctx.out / "more_pairs.npz", **more)
+        meta |= {"more_pairs": pp.more_pairs if pp.source == "synthetic" else 0}
         meta |= {"trap": lang.trap, "A": lang.A, "B": lang.B, "X": lang.X, "bonus_tokens": [lang.a, lang.c],
                  "reward_max": float(lang.values.max() * pp.length + lang.bonus)}  # fmt: skip
     else:

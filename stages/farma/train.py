@@ -1,5 +1,6 @@
 """Train: per seed, the base LM on the seed's corpus, then every reward model from a copy of it on the seed's pairs
-(models/farma/experiment.py: FaRMA, ARGS, PARGS, CD and the report-only FaRMA variants). LMs first (one task per
+(models/farma/experiment.py: FaRMA, ARGS, PARGS, CD and the report-only FaRMA variants; ``farma_more``: FaRMA
+on seed 0's LM with ``prepare.more_pairs`` pairs, the data ablation). LMs first (one task per
 seed), then the reward models (one task per seed and model), on ``workers`` forked processes; each task seeds
 itself from ``ctx.seed_for`` so the artifacts do not depend on the number of workers. Writes
 ``models/<name>_s<seed>.safetensors``, ``history.csv`` (loss per step and phase), ``fits.csv`` (seconds, final
@@ -39,9 +40,13 @@ def _rm(args: tuple) -> dict:
 
     name, cfg, k, seed, data, out = args
     start = time.perf_counter()
-    _, pairs = seed_data(np.load(data), k)
+    if name == "farma_more":  # the data ablation: FaRMA on seed 0's LM with prepare.more_pairs pairs
+        with np.load(data.parent / "more_pairs.npz") as z:
+            pairs = {key: z[key] for key in z.files}
+    else:
+        _, pairs = seed_data(np.load(data), k)
     lm = load_net(out / f"lm_s{k}.safetensors").train()
-    net, hist = train_rm(name, lm, pairs, cfg, seed)
+    net, hist = train_rm("farma" if name == "farma_more" else name, lm, pairs, cfg, seed)
     save_net(out / f"{name}_s{k}.safetensors", net, model=name, seed=k)
     res = residual(net.eval(), pairs) if net.out_dim > 1 else float("nan")
     return {"history": hist, "seconds": time.perf_counter() - start, "residual": res}
@@ -90,7 +95,8 @@ def run(ctx: StageContext) -> None:
         ctx.log.info("LM seed %d: final loss %.3f (%.1f s)", i, res["history"][-1][1], res["seconds"])
     # CD regresses R*, which a user's pairs do not have
     rms = [m for m in RMS if m != "cd" or meta["source"] == "synthetic"]
-    plan = [(m, k) for k in range(seeds) for m in rms]
+    more = [("farma_more", 0)] if meta.get("more_pairs") else []
+    plan = more + [(m, k) for k in range(seeds) for m in rms]
     tasks = [(m, cfg, k, ctx.seed_for("rm", m, k), data, out) for m, k in plan]
     ctx.log.info(
         "%d reward models (%s) on %d worker(s)", len(tasks), ", ".join(rms), min(tp.workers, len(tasks))
@@ -108,5 +114,10 @@ def run(ctx: StageContext) -> None:
     pd.DataFrame(fits).sort_values(["model", "seed"]).to_csv(ctx.out / "fits.csv", index=False)
     ctx.write_json(
         "meta.json",
-        {"seeds": seeds, "models": ["lm", *rms], "config": cfg.__dict__, "source": meta["source"]},
+        {
+            "seeds": seeds,
+            "models": ["lm", *rms, *(m for m, _ in more)],
+            "config": cfg.__dict__,
+            "source": meta["source"],
+        },
     )

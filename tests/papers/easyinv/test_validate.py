@@ -14,21 +14,12 @@ import yaml
 
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, rewrite_npz, validation_failure
+from tests.helpers import prepared_main, rewrite_npz, set_item, validation_failure
 
 SLUG = "easyinv"
 
 main = functools.partial(prepared_main, slug=SLUG)
 failure = functools.partial(validation_failure, slug=SLUG)
-
-
-def _set(index, value):
-    def change(a):
-        a = a.copy()
-        a[index] = value
-        return a
-
-    return change
 
 
 def test_untouched_files_pass(work):
@@ -40,14 +31,14 @@ def test_untouched_files_pass(work):
 
 
 def test_a_nan_in_test_fails_naming_finite(work):
-    rewrite_npz(main(work) / "images.npz", test=_set((2, 0, 3, 4), np.nan))
+    rewrite_npz(main(work) / "images.npz", test=set_item((2, 0, 3, 4), np.nan))
     message = failure(work)
     assert "images.finite" in message and "split=test" in message, message
     assert "split=train" not in message
 
 
 def test_a_value_above_one_fails_naming_max(work):
-    rewrite_npz(main(work) / "images.npz", train=_set((0, 0, 1, 1), 2.0))
+    rewrite_npz(main(work) / "images.npz", train=set_item((0, 0, 1, 1), 2.0))
     message = failure(work)
     assert "images.max" in message and "split=train" in message, message
     assert "images.min" not in message and "finite" not in message

@@ -14,20 +14,11 @@ import yaml
 
 from icml25.errors import UserError
 from icml25.runner import run_stage
-from tests.helpers import prepared_main, rewrite_npz, validation_failure
+from tests.helpers import prepared_main, rewrite_npz, set_item, validation_failure
 
 SLUG = "farma"
 main = functools.partial(prepared_main, slug=SLUG)
 failure = functools.partial(validation_failure, slug=SLUG)
-
-
-def _set(index, value):
-    def change(a):
-        a = a.copy()
-        a[index] = value
-        return a
-
-    return change
 
 
 def test_untouched_files_pass(work):
@@ -43,13 +34,13 @@ def test_untouched_files_pass(work):
 @pytest.mark.parametrize(
     "changes, names",
     [
-        ({"y1": _set((0, 0), 16)}, ("tokens", "max")),
-        ({"corpus_y": _set((3, 2), -1)}, ("tokens", "min")),
-        ({"label": _set(0, 2)}, ("labels", "label_max")),
-        ({"r1": _set(0, np.nan)}, ("labels", "reward_nonfinite")),
-        ({"prompt": _set(0, 8)}, ("prompts", "prompt_max")),
+        ({"y1": set_item((0, 0), 16)}, ("tokens", "max")),
+        ({"corpus_y": set_item((3, 2), -1)}, ("tokens", "min")),
+        ({"label": set_item(0, 2)}, ("labels", "label_max")),
+        ({"r1": set_item(0, np.nan)}, ("labels", "reward_nonfinite")),
+        ({"prompt": set_item(0, 8)}, ("prompts", "prompt_max")),
         ({"label": lambda a: 1 - a}, ("labels", "labels_agree")),  # every label flipped: not BT in R*
-        ({"seed": _set(0, 5)}, ("seeds", "pairs")),
+        ({"seed": set_item(0, 5)}, ("seeds", "pairs")),
     ],
 )
 def test_each_tampering_fails_naming_its_check(work, changes, names):

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from icml25.runner import run_stage
-from tests.helpers import failure_parts, prepared_main, rewrite_npz, validation_failure
+from tests.helpers import failure_parts, prepared_main, rewrite_npz, set_item, validation_failure
 
 SLUG = "ferret"
 
@@ -56,20 +56,11 @@ def test_untouched_files_pass(work):
     assert (work / "data" / SLUG / "validated" / "validation.json").exists()
 
 
-def _set(index, value):
-    def change(a):
-        a = a.copy()
-        a[index] = value
-        return a
-
-    return change
-
-
 def test_a_client_out_of_range_fails_naming_owner_out_of_range(work):
     client = _arrays(work)["client"]
     big = int(np.argmax(np.bincount(client)))  # take a row from the largest client: no one falls under 10
     row = int(np.flatnonzero(client == big)[0])
-    rewrite_npz(main(work) / "data.npz", client=_set(row, 20))
+    rewrite_npz(main(work) / "data.npz", client=set_item(row, 20))
     parts = failure_parts(failure(work))
     assert set(parts) == {"partition.owner_out_of_range", "partition.owned"}, parts
     assert "e.g. 1)" in parts["partition.owner_out_of_range"], parts
@@ -82,7 +73,7 @@ def test_a_client_under_min_rows_fails_naming_clients_rows(work):
     moved = np.flatnonzero(client == small)[
         : counts[small] - 9
     ]  # leave it 9 rows; the rest to another client
-    rewrite_npz(main(work) / "data.npz", client=_set(moved, (small + 1) % 20))
+    rewrite_npz(main(work) / "data.npz", client=set_item(moved, (small + 1) % 20))
     parts = failure_parts(failure(work))
     assert set(parts) == {"clients.rows"}, parts
     assert f"client={small}" in parts["clients.rows"] and "e.g. 9)" in parts["clients.rows"], parts
@@ -90,7 +81,7 @@ def test_a_client_under_min_rows_fails_naming_clients_rows(work):
 
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_a_nan_feature_fails_naming_features_nonfinite(work):
-    rewrite_npz(main(work) / "data.npz", x_test=_set((3, 10), np.nan))
+    rewrite_npz(main(work) / "data.npz", x_test=set_item((3, 10), np.nan))
     parts = failure_parts(failure(work))
     assert set(parts) == {"features.nonfinite"}, parts
     assert "split=test" in parts["features.nonfinite"], parts
@@ -98,7 +89,7 @@ def test_a_nan_feature_fails_naming_features_nonfinite(work):
 
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_a_pixel_of_two_fails_naming_features_max(work):
-    rewrite_npz(main(work) / "data.npz", x_train=_set((0, 20), 2.0))
+    rewrite_npz(main(work) / "data.npz", x_train=set_item((0, 20), 2.0))
     parts = failure_parts(failure(work))
     assert set(parts) == {"features.max"}, parts
     assert "split=train" in parts["features.max"] and "2.0" in parts["features.max"], parts
@@ -106,7 +97,7 @@ def test_a_pixel_of_two_fails_naming_features_max(work):
 
 @pytest.mark.slow  # one more validate run (~1 s)
 def test_a_label_of_classes_fails_naming_labels_label_max(work):
-    rewrite_npz(main(work) / "data.npz", y_test=_set(0, 10))
+    rewrite_npz(main(work) / "data.npz", y_test=set_item(0, 10))
     parts = failure_parts(failure(work))
     assert set(parts) == {"labels.label_max"}, parts
     assert "e.g. 10)" in parts["labels.label_max"], parts
