@@ -77,7 +77,7 @@ def train_rm(name: str, lm: CausalNet, pairs: dict, cfg: Config, seed: int) -> t
     net = reward_model(lm, lm.out_dim)
     bt, mx = Phase("bt", (p, yw_t, yl_t)), Phase("max", (p, yw_t))
     phases = [bt] * cfg.alternations if name == "farma_bt" else [bt, mx] * (cfg.alternations - 1) + [bt]
-    grad = cfg.target_grad if name == "farma" else True if name == "farma_grad" else False
+    grad = name == "farma_grad" or cfg.target_grad  # farma_grad: the official code's gradient, always
     hist = fit(net, phases, lr=cfg.rm_lr, batch=cfg.batch, seed=seed, target_grad=grad,
                reset_optimizer=cfg.reset_optimizer)  # fmt: skip
     return net, hist

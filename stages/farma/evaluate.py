@@ -41,12 +41,12 @@ def run(ctx: StageContext) -> None:
     beta = float(meta["beta"])
     models = ctx.paths.trained / "models"
     other = "guided" if ep.candidates == "lm" else "lm"
-    learned = [m for m in LEARNED if m in ctx.read_json(ctx.paths.trained / "meta.json")["models"]]
     rows, trap_rows, paths = [], [], []
     with one_thread():
         for k in range(seeds):
             lm = load_net(models / f"lm_s{k}.safetensors")
-            mine = [m for m in learned if (models / f"{m}_s{k}.safetensors").exists()]  # farma_more: seed 0
+            # the models trained for this seed (no CD on a user's pairs, farma_more on seed 0 only)
+            mine = [m for m in LEARNED if (models / f"{m}_s{k}.safetensors").exists()]
             nets = {m: load_net(models / f"{m}_s{k}.safetensors") for m in mine}
             prompts = ctx.rng("prompts", k).integers(0, P, ep.prompts)
             plan = [("pi_ref", ep.candidates)] + [(m, ep.candidates) for m in mine]
@@ -86,7 +86,7 @@ def run(ctx: StageContext) -> None:
                     "lm_calls": d.lm_calls,
                     "rm_calls": d.rm_calls,
                 }
-            )  # fmt: skip
+            )
             for k, n, mode, c, p, d, r in rows
         ],
         ignore_index=True,
@@ -102,7 +102,7 @@ def run(ctx: StageContext) -> None:
                 "rm_seconds": d.rm_seconds,
             }
             for k, n, mode, c, _, d, _ in rows
-        ]  # fmt: skip
+        ]
     )
     decodes.to_csv(ctx.out / "decodes.csv", index=False)
     ctx.carry(ctx.paths.trained, "fits.csv")
