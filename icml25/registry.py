@@ -134,7 +134,14 @@ CATALOGUE: tuple[Entry, ...] = (
         "ahmadrash/FaRMA",
         has_tools=True,
     ),
-    Entry(16, "bundle_cbf", "Measurement-induced bundles, mCBF and Neural ODE", "Zheng & Mei", "not public"),
+    Entry(
+        16,
+        "bundle_cbf",
+        "Measurement-aware CBFs with Neural ODE dynamics (measurement-induced bundles)",
+        "Zheng & Mei",
+        "not public",
+        has_tools=True,
+    ),
     Entry(
         17,
         "sr_pareto",
