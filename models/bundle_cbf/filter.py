@@ -174,14 +174,26 @@ def filter_step(y: np.ndarray, v: np.ndarray, radius: np.ndarray, margin: np.nda
     return solve_qp(u_nom, g, c, u_max)
 
 
+def _shaped(name: str, value, shape: tuple[int, ...], single: bool) -> np.ndarray:
+    """``value`` broadcast to ``shape`` the numpy way (for a single state, to shape[1:] first), or a UserError."""
+    from icml25.errors import UserError
+
+    a = np.asarray(value, dtype=float)
+    try:
+        return np.broadcast_to(a, shape[1:])[None] if single else np.broadcast_to(a, shape)
+    except ValueError:
+        raise UserError(f"{name} has shape {a.shape}, which does not broadcast to {shape[single:]}") from None
+
+
 def safe_control(state, measured, radius, delta, u_nom, model=None, k1: float = 3.0, k2: float = 3.0,
                  u_max: float = 2.0) -> Filtered:  # fmt: skip
     """The measurement-aware safe control for one state or a batch.
 
     state (4,) or (B, 4): p_x, p_y, v_x, v_y; measured (K, 2) or (B, K, 2): each obstacle's measured position
-    relative to the robot's, y = p - o + noise (rows of NaN are absent obstacles); radius and delta: scalars or
-    broadcastable to (B, K): the obstacles' radii and the measurement-error bounds (the mCBF margin; 0 gives the
-    nominal CBF); u_nom (2,) or (B, 2). ``model``: anything with drift(v) and gain(v) (a fitted
+    relative to the robot's, y = p - o + noise (rows of NaN are absent obstacles); radius and delta: the
+    obstacles' radii and the measurement-error bounds (the mCBF margin; 0 gives the nominal CBF), broadcast the numpy
+    way against (K,) or (B, K): a scalar, one value per obstacle (K,), or per state as (B, 1); u_nom (2,) or
+    (B, 2). ``model``: anything with drift(v) and gain(v) (a fitted
     models.bundle_cbf.node model), by default the true plant (m = 1.2, c_d = 0.3). Returns Filtered(u, active,
     infeasible) with the batch axis dropped for a single state. Bad input (a state not of length 4, a NaN, a
     negative radius or delta, u_max, k1 or k2 not > 0) raises icml25.errors.UserError naming the value.
@@ -202,17 +214,19 @@ def safe_control(state, measured, radius, delta, u_nom, model=None, k1: float = 
     if not np.isfinite(x).all():
         raise UserError("state: every entry must be a finite number")
     y = np.asarray(measured, dtype=float)
-    y = y.reshape(1, -1, 2) if single else y.reshape(len(x), -1, 2)
+    if y.shape[-1:] != (2,) or y.ndim != (2 if single else 3) or (not single and len(y) != len(x)):
+        want = "(K, 2)" if single else f"({len(x)}, K, 2)"
+        raise UserError(f"measured has shape {y.shape}; it must be {want}")
+    y = y.reshape(len(x), -1, 2)
     bk = y.shape[:2]
-    r = np.broadcast_to(np.asarray(radius, dtype=float), bk)
-    d = np.asarray(delta, dtype=float)
-    d = np.broadcast_to(d[:, None] if d.ndim == 1 and not single else d, bk)
+    r, d = _shaped("radius", radius, bk, single), _shaped("delta", delta, bk, single)
     for name, a in (("radius", r), ("delta", d)):
         bad = ~np.isfinite(a) | (a < 0)
         if bad.any():
             raise UserError(f"{name} {a[bad].flat[0]}: every {name} must be a finite number >= 0")
-    un = np.atleast_2d(np.asarray(u_nom, dtype=float))
-    un = np.broadcast_to(un, (len(x), 2)).copy()
+    un = _shaped("u_nom", u_nom, (len(x), 2), False).copy()
+    if not np.isfinite(un).all():
+        raise UserError("u_nom: every entry must be a finite number")
     on = np.isfinite(y).all(-1)
     out = filter_step(np.nan_to_num(y, nan=1.0), x[:, 2:], r, d, on, un, model or TrueModel(), k1, k2, u_max)
     return Filtered(*(a[0] for a in out)) if single else out

@@ -228,7 +228,10 @@ def fit_dynamics(traj: pd.DataFrame, sigma=None, weighted: bool = True, *, dt: f
     if sigma_col:
         s = traj[sigma_col].to_numpy(float)
     else:
-        s = np.broadcast_to(np.asarray(1.0 if sigma is None else sigma, dtype=float), (len(traj),)).copy()
+        s = np.asarray(1.0 if sigma is None else sigma, dtype=float)
+        if s.ndim > 1 or s.size not in (1, len(traj)):
+            raise UserError(f"sigma has shape {s.shape}; give one value, or one per row ({len(traj)})")
+        s = np.broadcast_to(s, (len(traj),)).copy()
         if not np.isfinite(s).all() or (s <= 0).any():
             raise UserError("sigma: every value must be finite and > 0")
     win = windows(traj, s, horizon, id_col, dt)
