@@ -31,7 +31,7 @@ def _s(ev: Evaluated) -> dict:
 
 
 def _seeds(values: list[float], digits: int = 2) -> str:
-    return ", ".join(fmt(v, digits) for v in values)
+    return ", ".join(f"{v:.{digits}f}" for v in values)
 
 
 @claim(
@@ -99,7 +99,7 @@ def _condition_table(t, family: str, paper: bool) -> str:
             "constraint satisfaction": f"{g.satisfaction.mean():.3f} (worst {g.satisfaction.min():.2f})",
             "path length (successes)": fmt(g.path.mean(), 2),
             "time to goal, s": f"{g.steps.mean() * 0.02:.1f}",
-            "closest approach": fmt(g.min_h.min(), 3),
+            "closest approach": f"{g.min_h.min():.3f}",
             "infeasible steps / episode": f"{g.infeasible.mean():.1f}",
         }
         if paper:
@@ -116,9 +116,9 @@ def _fits_table(ev: Evaluated) -> str:
         rows.append(
             {
                 "seed": int(k),
-                "weighted error": fmt(e.loc[k, "weighted"], 4),
-                "unweighted error": fmt(e.loc[k, "unweighted"], 4),
-                "ratio": fmt(e.loc[k, "weighted"] / e.loc[k, "unweighted"], 2),
+                "weighted error": f"{e.loc[k, 'weighted']:.4f}",
+                "unweighted error": f"{e.loc[k, 'unweighted']:.4f}",
+                "ratio": f"{e.loc[k, 'weighted'] / e.loc[k, 'unweighted']:.2f}",
                 "gain b (weighted)": f"{f.loc[(k, 'weighted'), 'gain_x']:.3f}, {f.loc[(k, 'weighted'), 'gain_y']:.3f}",
                 "gain b (unweighted)": f"{f.loc[(k, 'unweighted'), 'gain_x']:.3f}, "
                 f"{f.loc[(k, 'unweighted'), 'gain_y']:.3f}",
@@ -135,7 +135,7 @@ def _sweep_table(ev: Evaluated) -> str:
     m = sw.groupby(["alpha", "condition"])[["success", "satisfaction"]].mean()
     rows = []
     for a in sorted(sw.alpha.unique()):
-        row = {"alpha": fmt(a, 2), "max delta": fmt(a * 2 * 2**0.5, 3)}
+        row = {"alpha": f"{a:g}", "max delta": f"{a * 2 * 2**0.5:.3f}"}
         for c in ("mcbf", "robust", "nominal"):
             r = m.loc[(a, c)]
             row[f"{c}: success / satisfaction"] = f"{r.success:.2f} / {r.satisfaction:.2f}"
