@@ -115,7 +115,11 @@ TAMPERINGS = {
     ),
     "nan-heldout-velocity": ("heldout.npz", set_item((3, 1), np.nan), {"heldout.vy"}),
     "infinite-radius": ("obstacles.csv", _set("r", np.inf, 5), {"obstacles.r"}),
-    "passage-without-gap": ("layouts.csv", _set("gap_width", np.nan, 1), {"layout_keys.passages_without_gap"}),
+    "passage-without-gap": (
+        "layouts.csv",
+        _set("gap_width", np.nan, 1),
+        {"layout_keys.passages_without_gap"},
+    ),
 }
 
 
