@@ -150,7 +150,14 @@ CATALOGUE: tuple[Entry, ...] = (
         "kentridgeai/SRParetoFronts",
         has_tools=True,
     ),
-    Entry(18, "tmvml", "TMvML: tensorized multi-view multi-label learning", "Zhong et al.", "none public"),
+    Entry(
+        18,
+        "tmvml",
+        "TMvML: tensorized multi-view multi-label classification via the Laplace tensor rank",
+        "Zhong, Shan, Wang, Yang & Lyu",
+        "none public",
+        has_tools=True,
+    ),
     Entry(
         19,
         "pigdreamer",
