@@ -244,3 +244,21 @@ def failure_parts(message: str) -> dict[str, str]:
         name, _, detail = part.partition(" (")
         parts[name] = detail
     return parts
+
+
+def run_tool(*argv: str) -> tuple[int, str, str]:
+    """``icml25 ARGV`` in this process (flows.cli.main): its exit status, stdout and stderr."""
+    import contextlib
+    import io
+
+    from flows.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+def printed_fields(printed: str) -> dict[str, str]:
+    """The ``name: value`` lines of a command's output, by name."""
+    return dict(line.split(": ", 1) for line in printed.splitlines() if ": " in line)

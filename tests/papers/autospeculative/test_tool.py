@@ -11,24 +11,20 @@ K-step sampler's mean and spread (closed form); bad input is a UserError naming 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import numpy as np
 import pytest
 
 from flows.cli import main as cli_main
+from tests.helpers import run_tool
 
 SLUG = "autospeculative"
 KIND = "autospeculative-x0net"
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli_main([SLUG, "sample", *argv])
-    return status, out.getvalue(), err.getvalue()
+    return run_tool(SLUG, "sample", *argv)
 
 
 @pytest.fixture(scope="module")

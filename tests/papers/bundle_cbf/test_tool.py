@@ -17,34 +17,26 @@ sigma column, a NaN, a sigma <= 0, a dt that is not the data's, a missing output
 
 from __future__ import annotations
 
-import contextlib
-import io
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from flows.cli import main as cli_main
+from tests.helpers import printed_fields, run_tool
 
 SLUG = "bundle_cbf"
 FIT = ["--dt", "0.02", "--steps", "20"]
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli_main([SLUG, *argv])
-    return status, out.getvalue(), err.getvalue()
+    return run_tool(SLUG, *argv)
 
 
 def _call(capsys, argv: list[str]) -> tuple[int, str, str]:
-    status = cli_main([SLUG, *argv])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run_tool(SLUG, *argv)
 
 
-def _lines(printed: str) -> dict[str, str]:
-    return dict(line.split(": ", 1) for line in printed.splitlines() if ": " in line)
+_lines = printed_fields
 
 
 def _floats(text: str) -> np.ndarray:

@@ -26,8 +26,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from flows.cli import main as cli_main
 from icml25.errors import UserError
+from tests.helpers import run_tool
 
 SLUG = "farma"
 WORDS = "the a cat dog sat on mat ran to house big small red blue and is was very happy sad".split()
@@ -130,10 +130,7 @@ def tiny(tmp_path_factory):
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli_main([SLUG, *argv])
-    return status, out.getvalue(), err.getvalue()
+    return run_tool(SLUG, *argv)
 
 
 def _plain_greedy(lm, tok, prompt: str, n: int) -> list[int]:

@@ -13,8 +13,6 @@ frozen layer) and decodes tensors of its parameters' shapes; the mean over fresh
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import re
 
@@ -23,6 +21,7 @@ import pandas as pd
 import pytest
 
 from flows.cli import main as cli_main
+from tests.helpers import run_tool
 
 SLUG = "ferret"
 COLUMNS = "method seed round accuracy loss uplink cumulative_uplink recon_error seconds".split()
@@ -30,10 +29,7 @@ D_DIGITS = 64 * 32 + 32 + 32 * 10 + 10  # the 64-32-10 network: 2,410 parameters
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli_main([SLUG, "simulate", *argv])
-    return status, out.getvalue(), err.getvalue()
+    return run_tool(SLUG, "simulate", *argv)
 
 
 @pytest.fixture(scope="module")

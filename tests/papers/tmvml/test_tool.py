@@ -15,15 +15,13 @@ naming the value, exit 2, nothing on stdout, nothing written.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from flows.cli import main as cli_main
+from tests.helpers import printed_fields, run_tool
 
 SLUG = "tmvml"
 LABELS = ["L1", "L2", "L3", "L4"]
@@ -32,20 +30,14 @@ METRICS = ("ap", "ranking_loss", "coverage", "one_error", "hamming", "micro_f1")
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli_main([SLUG, *argv])
-    return status, out.getvalue(), err.getvalue()
+    return run_tool(SLUG, *argv)
 
 
 def _call(capsys, argv: list[str]) -> tuple[int, str, str]:
-    status = cli_main([SLUG, *argv])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run_tool(SLUG, *argv)
 
 
-def _lines(printed: str) -> dict[str, str]:
-    return dict(line.split(": ", 1) for line in printed.splitlines() if ": " in line)
+_lines = printed_fields
 
 
 def _scores(path) -> tuple[np.ndarray, list[str]]:
