@@ -101,6 +101,21 @@ def run_task(method: str, train: list[np.ndarray], y: np.ndarray, test: list[np.
     }
 
 
+def load_split(prepared, dataset: str, split: int, views: int):
+    """(train views, train labels, test views, test labels) of one split as prepare wrote it: fold ``split`` of
+    the real set held out, or synthetic draw ``split`` of ``dataset`` (e.g. spec_n150)."""
+    if dataset == "real":
+        with np.load(prepared / "real.npz") as z:
+            xs, y, fold = [z[f"x{v}"] for v in range(views)], z["y"], z["fold"]
+        tr, te = fold != split, fold == split
+        return [x[tr] for x in xs], y[tr], [x[te] for x in xs], y[te]
+    key = f"{dataset.rsplit('_n', 1)[0]}_s{split}_n{dataset.rsplit('_n', 1)[1]}"
+    with np.load(prepared / "synthetic.npz") as z:
+        part = lambda p: ([z[f"{key}_{p}_x{v}"] for v in range(views)], z[f"{key}_{p}_y"])  # noqa: E731
+        (xtr, ytr), (xte, yte) = part("train"), part("test")
+    return xtr, ytr, xte, yte
+
+
 def planted_best(star: np.ndarray, noisy: np.ndarray, t_grid: np.ndarray, deltas: np.ndarray,
                  scale: float = 1.0) -> dict[str, dict]:  # fmt: skip
     """For each penalty, the best relative error ||prox(noisy) - G*|| / ||G*|| over the grid (per-slice

@@ -16,10 +16,9 @@ def run(ctx: StageContext) -> None:
     import numpy as np
     import pandas as pd
 
-    from models.tmvml.experiment import claim_numbers, planted_best
+    from models.tmvml.experiment import claim_numbers, load_split, planted_best
     from models.tmvml.metrics import NAMES, all_metrics
     from models.tmvml.tensor import rotate, slice_spectra
-    from stages.tmvml.train import _load
 
     ep = ctx.params.evaluate
     meta = ctx.read_json(ctx.paths.prepared / "meta.json")
@@ -28,7 +27,7 @@ def run(ctx: StageContext) -> None:
     with np.load(ctx.paths.trained / "scores.npz") as scores:
         for d, k in trained["splits"]:
             views = len(meta["views"]) if d == "real" else int(meta["synthetic_views"])
-            y = _load(ctx.paths.prepared, d, k, views)[3]
+            y = load_split(ctx.paths.prepared, d, k, views)[3]
             for m in trained["methods"]:
                 rows.append(
                     {

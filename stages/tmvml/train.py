@@ -14,28 +14,13 @@ if TYPE_CHECKING:
     from icml25.stage import StageContext
 
 
-def _load(prepared, dataset: str, split: int, views: int):
-    import numpy as np
-
-    if dataset == "real":
-        with np.load(prepared / "real.npz") as z:
-            xs, y, fold = [z[f"x{v}"] for v in range(views)], z["y"], z["fold"]
-        tr, te = fold != split, fold == split
-        return [x[tr] for x in xs], y[tr], [x[te] for x in xs], y[te]
-    key = f"{dataset.rsplit('_n', 1)[0]}_s{split}_n{dataset.rsplit('_n', 1)[1]}"
-    with np.load(prepared / "synthetic.npz") as z:
-        part = lambda p: ([z[f"{key}_{p}_x{v}"] for v in range(views)], z[f"{key}_{p}_y"])  # noqa: E731
-        (xtr, ytr), (xte, yte) = part("train"), part("test")
-    return xtr, ytr, xte, yte
-
-
 def _task(args: tuple) -> dict:
     import numpy as np
 
-    from models.tmvml.experiment import run_task
+    from models.tmvml.experiment import load_split, run_task
 
     prepared, dataset, split, views, method, cfg, seed = args
-    xtr, ytr, xte, _ = _load(prepared, dataset, split, views)
+    xtr, ytr, xte, _ = load_split(prepared, dataset, split, views)
     return run_task(method, xtr, ytr, xte, cfg, np.random.default_rng(seed))
 
 
