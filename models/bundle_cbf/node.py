@@ -117,7 +117,7 @@ def windows(traj: pd.DataFrame, sigma: np.ndarray, horizon: int, id_col: str = "
     return Windows(np.concatenate(x0), np.concatenate(us), np.concatenate(tg), np.concatenate(sg))
 
 
-def _lightning_module(net: ControlAffineODE, w: torch.Tensor, lr: float, dt: float):
+def _lightning_module(net: ControlAffineODE, lr: float, dt: float):
     import lightning as L
 
     class NodeFit(L.LightningModule):
@@ -179,7 +179,7 @@ def fit_windows(win: Windows, weighted: bool = True, *, dt: float = 0.02, steps:
     net = ControlAffineODE(hidden)
     t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32)  # noqa: E731
     w = weights(t(win.sigma), weighted)
-    module = _lightning_module(net, w, lr, dt)
+    module = _lightning_module(net, lr, dt)
     callbacks = [Progress(max(1, steps // 4), progress)] if progress else []
     trainer = make_trainer(steps, seed, callbacks=callbacks)
     with one_thread():

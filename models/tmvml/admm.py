@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from models.tmvml.tensor import prox_tensor, rotate, unrotate
+from models.tmvml.tensor import ltr, prox_tensor, rotate, tnn, unrotate
 
 
 @dataclass
@@ -63,8 +63,6 @@ def admm(xs: list[np.ndarray], y: np.ndarray, lam: float, *, penalty: str = "ltr
 def objective(xs: list[np.ndarray], y: np.ndarray, w: np.ndarray, lam: float, penalty: str = "ltr",
               delta: float = 1.0, scale: float = 1.0) -> float:  # fmt: skip
     """sum_v ||X_v W_v - Y||_F^2 + lam ||rot(W)||_P."""
-    from models.tmvml.tensor import ltr, tnn
-
     fit = sum(float(((x @ w[:, :, v] - y) ** 2).sum()) for v, x in enumerate(xs))
     reg = ltr(rotate(w), delta, scale) if penalty == "ltr" else tnn(rotate(w), scale)
     return fit + lam * reg

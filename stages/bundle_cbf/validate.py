@@ -14,14 +14,12 @@ LAYOUT = ("start_x", "start_y", "goal_x", "goal_y", "waypoint_x", "waypoint_y")
 
 
 def _step_table(traj):
-    """Per seed and trajectory: rows, and the smallest and largest step in t."""
-    import numpy as np
-
+    """Per seed and trajectory: rows, and the smallest and largest step in t (NaN for a single row)."""
     t = traj.sort_values(["seed", "traj", "t"])
     d = t.groupby(["seed", "traj"]).t.diff()
     out = t.assign(step=d).groupby(["seed", "traj"]).agg(rows=("t", "size"), step_min=("step", "min"),
                                                             step_max=("step", "max"))  # fmt: skip
-    return out.reset_index().fillna({"step_min": np.nan, "step_max": np.nan})
+    return out.reset_index()
 
 
 def run(ctx: StageContext) -> None:
