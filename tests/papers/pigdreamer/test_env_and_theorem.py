@@ -61,7 +61,7 @@ def test_cost_only_on_hazards_and_the_episode_ends_at_the_goal():
 def test_the_window_hides_hazards_at_the_given_rate():
     from models.pigdreamer.env import HiddenHazard
 
-    env = HiddenHazard(n=2000, hazards=20, visibility=0.25, seed=1)
+    env = HiddenHazard(n=2000, hazards=20, visibility=0.25, frame="grid", seed=1)
     obs, priv = env.reset()
     padded = np.pad(env.map, ((0, 0), (1, 1), (1, 1)))
     r, c = env.pos[:, 0], env.pos[:, 1]
@@ -72,11 +72,26 @@ def test_the_window_hides_hazards_at_the_given_rate():
     assert (priv.reshape(env.n, env.size, env.size) == env.map).all()
 
 
+def test_the_egocentric_map_is_the_map_shifted_to_the_agent():
+    from models.pigdreamer.env import HiddenHazard
+
+    env = HiddenHazard(n=50, hazards=8, seed=2)
+    _, ego = env.reset()
+    s = env.size
+    ego = ego.reshape(env.n, 2 * s - 1, 2 * s - 1)
+    for i in range(env.n):
+        r, c = env.pos[i]
+        for rr in range(s):
+            for cc in range(s):  # grid cell (rr, cc) sits at offset (rr - r, cc - c) from the centre
+                assert ego[i, s - 1 + rr - r, s - 1 + cc - c] == env.map[i, rr, cc]
+        assert ego[i].sum() == env.map[i].sum()  # nothing else is set
+
+
 def test_seeding_and_bad_settings():
     from models.pigdreamer.env import HiddenHazard
 
     a, b = HiddenHazard(n=8, seed=5), HiddenHazard(n=8, seed=5)
     assert all((x == y).all() for x, y in zip(a.reset(), b.reset(), strict=True))
-    for kw in ({"visibility": 1.5}, {"hazards": 48}, {"size": 2}, {"horizon": 0}):
+    for kw in ({"visibility": 1.5}, {"hazards": 48}, {"size": 2}, {"horizon": 0}, {"frame": "polar"}):
         with pytest.raises(ValueError):
             HiddenHazard(**kw)
