@@ -162,8 +162,9 @@ CATALOGUE: tuple[Entry, ...] = (
         19,
         "pigdreamer",
         "PIGDreamer: privileged-information world models for safe RL",
-        "Huang et al.",
-        "not public",
+        "Huang, Wang, Li, Xia, Zhang & Zhang",
+        "announced (github.com/hggforget/PIGDreamer), not in our store",
+        has_tools=True,
     ),
 )
 BY_SLUG = {e.slug: e for e in CATALOGUE}

@@ -150,7 +150,9 @@ class StackedAgents(nn.Module):
     def __init__(self, specs: list[AgentSpec], obs_dim: int, map_dim: int, hidden: int, align_weight: float):
         super().__init__()
         self.specs, self.hidden = specs, hidden
-        gens = [torch.Generator().manual_seed(10_007 * s.seed + 1) for s in specs]  # common init across variants
+        gens = [
+            torch.Generator().manual_seed(10_007 * s.seed + 1) for s in specs
+        ]  # common init across variants
         H = hidden
         self.register_buffer("critic_map", torch.tensor([float(s.privileged) for s in specs]))
         self.register_buffer("actor_map", torch.tensor([float(s.actor_map) for s in specs]))

@@ -122,7 +122,9 @@ class HiddenHazard:
         s = self.size
         r, c = self.pos[:, 0], self.pos[:, 1]
         every = np.arange(self.n)[:, None, None]
-        near = np.arange(s - 2, s + 1)  # the 3 x 3 window's rows (columns) in the padded map, less the position
+        near = np.arange(
+            s - 2, s + 1
+        )  # the 3 x 3 window's rows (columns) in the padded map, less the position
         window = self.padded[every, r[:, None, None] + near[None, :, None], c[:, None, None] + near]
         shown = window & (self.g.random(window.shape) < self.visibility)
         obs = np.concatenate([self.pos / (s - 1), self.goal / (s - 1), shown.reshape(self.n, 9)], 1)

@@ -28,8 +28,9 @@ def agent_rng(seed: int, stream: int) -> np.random.Generator:
 class PPOLagrangian(L.LightningModule):
     """One training step = one rollout + the multiplier step + ``epochs`` x ``minibatches`` PPO updates."""
 
-    def __init__(self, specs: list[AgentSpec], env: EnvConfig = EnvConfig(), ppo: PPOConfig = PPOConfig()):
+    def __init__(self, specs: list[AgentSpec], env: EnvConfig | None = None, ppo: PPOConfig | None = None):
         super().__init__()
+        env, ppo = env or EnvConfig(), ppo or PPOConfig()
         self.automatic_optimization = False
         self.specs, self.env_cfg, self.cfg = specs, env, ppo
         self.envs = [env.make(ppo.envs, int(agent_rng(s.seed, 1).integers(2**31))) for s in specs]
@@ -50,11 +51,11 @@ class PPOLagrangian(L.LightningModule):
         self.history: list[dict[str, Any]] = []
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
-        return torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr, eps=1e-5)
+        return torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr, eps=1e-5, foreach=True)
 
     # ---- rollout ---------------------------------------------------------------------------------------------
     def rollout(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        T, (K, n) = self.cfg.rollout, self.first.shape
+        T, K = self.cfg.rollout, self.first.shape[0]
         keys = ("obs", "priv", "first", "prev", "act", "logp", "rew", "cost", "done", "v_r", "v_c")
         buf: dict[str, list] = {k: [] for k in keys}
         finished: list[list[tuple[float, float, float]]] = [[] for _ in range(K)]
@@ -66,7 +67,9 @@ class PPOLagrangian(L.LightningModule):
                 hs, self.h = self.net.encode(o, p, pa, f, self.h)
                 out = self.net.heads(hs, o, p)
                 act = sample(out["logits"][0], self.act_gens)
-                logp = torch.log_softmax(out["logits"][0], -1).gather(-1, torch.from_numpy(act)[..., None])[..., 0]
+                logp = torch.log_softmax(out["logits"][0], -1).gather(-1, torch.from_numpy(act)[..., None])[
+                    ..., 0
+                ]
                 for k, v in (("obs", self.obs), ("priv", self.priv), ("first", self.first), ("prev", self.prev),
                              ("act", act), ("logp", logp.numpy())):  # fmt: skip
                     buf[k].append(v)
@@ -112,7 +115,9 @@ class PPOLagrangian(L.LightningModule):
         adv = (adv_r - lam * adv_c) / (1.0 + lam)
         adv = (adv - adv.mean((0, 2), keepdims=True)) / (adv.std((0, 2), keepdims=True) + 1e-8)
         t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in data.items()}
-        t["adv"], t["ret_r"], t["ret_c"] = (torch.from_numpy(x.astype(np.float32)) for x in (adv, ret_r, ret_c))
+        t["adv"], t["ret_r"], t["ret_c"] = (
+            torch.from_numpy(x.astype(np.float32)) for x in (adv, ret_r, ret_c)
+        )
         K, n = self.first.shape
         mb = n // cfg.minibatches
         opt = self.optimizers()
@@ -169,17 +174,20 @@ def clip_per_agent(net: StackedAgents, max_norm: float) -> None:
         p.grad.mul_(scale.view(-1, *([1] * (p.dim() - 1))))
 
 
-def train(specs: list[AgentSpec], updates: int, env: EnvConfig = EnvConfig(), ppo: PPOConfig = PPOConfig(),
+def train(specs: list[AgentSpec], updates: int, env: EnvConfig | None = None, ppo: PPOConfig | None = None,
           callbacks: list | None = None) -> PPOLagrangian:  # fmt: skip
     """Train the stacked agents for ``updates`` PPO updates through Lightning; returns the module."""
     from icml25.training import make_trainer
-
     from models.common.threads import one_thread
 
     seed = specs[0].seed if specs else 0
+    ppo = ppo or PPOConfig()
     with one_thread():
-        trainer = make_trainer(max_steps=updates * ppo.epochs * ppo.minibatches, seed=seed,  # optimizer steps
-                                callbacks=callbacks or [])
+        trainer = make_trainer(
+            max_steps=updates * ppo.epochs * ppo.minibatches,
+            seed=seed,  # optimizer steps
+            callbacks=callbacks or [],
+        )
         module = PPOLagrangian(specs, env, ppo)
         trainer.fit(module, DataLoader(list(range(updates)), batch_size=None))
     return module
@@ -281,7 +289,9 @@ def config_dict(env: EnvConfig, ppo: PPOConfig) -> dict[str, Any]:
 KIND = "pigdreamer-agent"
 
 
-def save_agent(path, net: StackedAgents, k: int, env: EnvConfig, ppo: PPOConfig, lam: float, updates: int) -> None:
+def save_agent(
+    path, net: StackedAgents, k: int, env: EnvConfig, ppo: PPOConfig, lam: float, updates: int
+) -> None:
     """Agent ``k`` of a stack in one safetensors file (its slice of every tensor), with what rebuilds it."""
     from models.common.weights import save_weights
 
@@ -295,7 +305,6 @@ def load_agents(paths) -> tuple[StackedAgents, list[dict[str, Any]], EnvConfig, 
     """Stack the agents of ``paths`` (one environment and network size) into one module; returns it, each file's
     metadata, and the environment and PPO settings of the first."""
     from icml25.errors import UserError
-
     from models.common.weights import load_weights
 
     loaded = [load_weights(p, KIND) for p in paths]
@@ -310,7 +319,15 @@ def load_agents(paths) -> tuple[StackedAgents, list[dict[str, Any]], EnvConfig, 
             raise UserError(f"{p}: another environment or network size than {paths[0]}")
     probe = env.make(1, 0)
     net = StackedAgents(specs, probe.obs_dim, probe.privileged_dim, ppo.hidden, ppo.align_weight)
-    blank = net.state_dict()  # a non-leaking agent stacked with a leaking stub gets zeros for the stub's input
+    blank = net.state_dict()
+    for p, (tensors, _) in zip(paths, loaded, strict=True):
+        # a non-leaking agent stacked with a leaking stub lacks only the stub's input (its zeros are filled in)
+        missing = [k for k in blank if k not in tensors and not k.startswith("leak_x.")]
+        extra = [k for k in tensors if k not in blank]
+        if missing or extra:
+            raise UserError(
+                f"{p}: its tensors do not fit a {KIND} (missing {missing[:3]}, unexpected {extra[:3]})"
+            )
     state = {name: torch.cat([t[name] if name in t else torch.zeros_like(ref[:1]) for t, _ in loaded])
              for name, ref in blank.items()}  # fmt: skip
     try:

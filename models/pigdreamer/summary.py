@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 
-def critic_ratios(frame: pd.DataFrame, privileged: tuple[str, ...] = ("B", "C"), base: str = "A") -> pd.Series:
+def critic_ratios(
+    frame: pd.DataFrame, privileged: tuple[str, ...] = ("B", "C"), base: str = "A"
+) -> pd.Series:
     """Per seed: max over the ``privileged`` variants of the normalised cost-critic error, over ``base``'s."""
     err = frame.pivot(index="seed", columns="variant", values="critic_error_cost")
     missing = [v for v in (*privileged, base) if v not in err]

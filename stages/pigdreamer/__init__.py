@@ -40,7 +40,7 @@ class Prepare:
 class Train:
     variants: tuple[str, ...] = ("A", "B", "C", "U")
     seeds: int = field(default=3, metadata={"ge": 1})
-    updates: int = field(default=250, metadata={"ge": 1})
+    updates: int = field(default=150, metadata={"ge": 1})
     envs: int = field(default=32, metadata={"ge": 2})
     rollout: int = field(default=40, metadata={"ge": 1})
     epochs: int = field(default=4, metadata={"ge": 1})

@@ -19,7 +19,9 @@ def run(ctx: StageContext) -> None:
 
     p = ctx.params.prepare
     if p.hazards > p.size * p.size - 2:
-        raise UserError(f"prepare.hazards {p.hazards} exceeds the {p.size * p.size - 2} cells besides start and goal")
+        raise UserError(
+            f"prepare.hazards {p.hazards} exceeds the {p.size * p.size - 2} cells besides start and goal"
+        )
     env = EnvConfig(size=p.size, horizon=p.horizon, hazards=p.hazards, visibility=p.visibility,
                     step_penalty=p.step_penalty)  # fmt: skip
     seed = ctx.seed_for("evaluation episodes")

@@ -7,11 +7,17 @@ guards the implementation (an actor given the map fails it: test_claims.py::test
 from __future__ import annotations
 
 from icml25.claims import claim
-from icml25.reporting import Evaluated, fmt, pyplot, table
+from icml25.reporting import Evaluated, pyplot, table
 from models.pigdreamer import summary
 from models.pigdreamer.agent import VARIANT_NAMES
 
 TESTS = "test_claims.py::"
+LEAD = """**What this is: the spec's model-free analogue, not PIGDreamer itself.** PIGDreamer trains DreamerV3-style
+world models on Safety-Gymnasium vision tasks; those, and the official code, are out of reach here (no code in
+our store; a Dreamer on pixel tasks does not fit a CPU budget; safety-gymnasium 1.0.0 pins pygame 2.1.0, which has
+no Python 3.11 wheel). What runs is recurrent PPO-Lagrangian on a small partially observable grid with hidden
+hazards, keeping the two mechanisms the abstract names: asymmetric critics and privileged representation
+alignment. Its numbers are this analogue's, not the paper's."""
 
 
 def _ev(ev: Evaluated):
@@ -42,12 +48,14 @@ def asymmetric_critic(ev: Evaluated):
     2,
     kind="result",
     killed_by=TESTS + "test_unconstrained_and_frozen_policies_fail_safe_and_useful",
-    statement="seeds (of 3) where agent C's evaluation cost <= d + 0.1 and its success >= 0.8",
+    statement="seeds (3 in the quick profile) where agent C's evaluation cost <= d + 0.1 and its success >= 0.8",
     source="abstract (near-zero cost at state-of-the-art return); the spec: cost within d + 0.1 in 2 of 3 seeds",
 )
 def safe_and_useful(ev: Evaluated):
     n, rows = summary.safe_and_useful(_ev(ev), float(_meta(ev)["cost_limit"]))
-    detail = "; ".join(f"seed {r.seed}: cost {r.cost:.2f}, success {r.success:.2f}" for r in rows.itertuples())
+    detail = "; ".join(
+        f"seed {r.seed}: cost {r.cost:.2f}, success {r.success:.2f}" for r in rows.itertuples()
+    )
     return n, detail
 
 
@@ -118,24 +126,48 @@ def _figures(ev: Evaluated, meta: dict) -> list[str]:
     ax.set_xticks(range(len(variants)), variants)
     ax.set_ylabel("cost-critic error MSE / Var")
     ax.axhline(1.0, color="0.6", lw=0.8)
-    figs.append(ev.figure("critic_error.png", fig, "normalised cost-critic error per agent (1 = the target's mean)"))
+    figs.append(
+        ev.figure("critic_error.png", fig, "normalised cost-critic error per agent (1 = the target's mean)")
+    )
     return figs
+
+
+def _range(rows) -> dict:
+    def span(col: str, digits: int) -> str:
+        lo, hi = rows[col].min(), rows[col].max()
+        return f"{lo:.{digits}f}" if lo == hi else f"{lo:.{digits}f}-{hi:.{digits}f}"
+
+    return {"length": span("length", 1), "cost": span("cost", 2), "success": span("success", 2)}
 
 
 def context(ev: Evaluated) -> dict:
     """The tables, figures and computed phrases report.md shows."""
     frame, meta = _ev(ev), _meta(ev)
     variants = set(frame.variant)
-    unpriv = summary.asymmetric_critic(frame, ("U",)) if {"A", "U"} <= variants else None
+    unpriv = None
+    if {"A", "U"} <= variants:
+        ratios = summary.critic_ratios(frame, ("U",))
+        unpriv = f"{ratios.median():.2f} (per seed {', '.join(f'{r:.2f}' for r in ratios)})"
+    h = ev.csv("history.csv")
+    last = int(h["update"].max())
+    c = h[h.variant == "C"]
+    lam_rise = None
+    if not c.empty and last > 10:
+        lam = c.pivot(index="update", columns="seed", values="lambda")
+        lam_rise = f"{(lam.loc[last] - lam.loc[last - 10]).min():+.3f} to {(lam.loc[last] - lam.loc[last - 10]).max():+.3f}"
     return {
         "m": meta,
         "variant_table": _variant_table(frame, meta),
         "seed_table": _seed_table(frame),
         "matched_table": _matched_table(frame) if {"A", "C"} <= variants else "",
         "unprivileged_ratio": unpriv,
+        "lam_rise": lam_rise,
         "figures": _figures(ev, meta),
-        "train_seconds": sum(meta["train_seconds"]),
-        "blind_cost": fmt(meta["blind_cost"], 3),
+        "train_seconds": " and ".join(f"{t:.0f} s" for t in meta["train_seconds"])
+        + (" (one stack per worker, in parallel)" if len(meta["train_seconds"]) > 1 else ""),
+        "blind_cost": f"{meta['blind_cost']:.3f}",
+        "shortest_route": f"{meta['shortest_route']:.1f}",
+        "c_range": _range(frame[frame.variant == "C"]) if "C" in variants else None,
     }
 
 

@@ -13,23 +13,28 @@ if TYPE_CHECKING:
 
 
 def _train(args: tuple) -> dict:
+    import logging
     import time
 
     from models.common.training import Progress
     from models.pigdreamer.ppo import save_agent, train
 
-    plan, specs, updates, env, ppo, out, log_every = args
+    plan, specs, updates, env, ppo, out, log_every, log_name, stack = args
     start = time.perf_counter()
-    lines: list[str] = []
+    log = logging.getLogger(
+        log_name
+    )  # a forked worker inherits the stage's handlers: progress shows as it comes
+    names = ", ".join(f"{v}{i}" for i, v in plan)
 
-    def report(step: int, rec: dict) -> None:  # printed by the parent when the task ends (workers are forked)
-        lines.append(f"update {rec['update']}: cost {', '.join(f'{c:.2f}' for c in rec['cost'])}, success "
-                     f"{', '.join(f'{c:.2f}' for c in rec['success'])}")  # fmt: skip
+    def report(step: int, rec: dict) -> None:
+        log.info("stack %d (%s) update %d/%d: cost %s, success %s (%.0f s)", stack, names, rec["update"], updates,
+                 ", ".join(f"{c:.2f}" for c in rec["cost"]), ", ".join(f"{c:.2f}" for c in rec["success"]),
+                 time.perf_counter() - start)  # fmt: skip
 
     module = train(specs, updates, env, ppo, callbacks=[Progress(log_every, report)])
     for k, (i, v) in enumerate(plan):
         save_agent(out / f"{v}_s{i}.safetensors", module.net, k, env, ppo, module.lam[k], updates)
-    return {"history": module.history, "seconds": time.perf_counter() - start, "lines": lines}
+    return {"history": module.history, "seconds": time.perf_counter() - start}
 
 
 def run(ctx: StageContext) -> None:
@@ -59,15 +64,14 @@ def run(ctx: StageContext) -> None:
     n = min(tp.workers, len(plan))
     chunks = [plan[len(plan) * j // n : len(plan) * (j + 1) // n] for j in range(n)]
     every = max(1, tp.updates // 4) * tp.epochs * tp.minibatches
-    tasks = [(c, [AgentSpec(v, seeds[i]) for i, v in c], tp.updates, env, ppo, out, every) for c in chunks]
+    tasks = [(c, [AgentSpec(v, seeds[i]) for i, v in c], tp.updates, env, ppo, out, every, ctx.log.name, j)
+             for j, c in enumerate(chunks)]  # fmt: skip
     ctx.log.info("%d agents (%s x %d seeds), %d PPO updates of %d x %d steps each, in %d stack(s) on as many "
                  "worker(s)", len(plan), "/".join(tp.variants), tp.seeds, tp.updates, tp.envs, tp.rollout, n)  # fmt: skip
     start = time.perf_counter()
     rows, seconds = [], []
     for done, (j, res) in enumerate(parallel.imap(_train, tasks, tp.workers, preload=("lightning",)), 1):
         names = ", ".join(f"{v}{i}" for i, v in chunks[j])
-        for line in res["lines"]:
-            ctx.log.info("stack %d (%s) %s", j, names, line)
         for rec in res["history"]:
             for k, (i, v) in enumerate(chunks[j]):
                 rows.append({"seed": i, "variant": v, "update": rec["update"], "return": rec["return"][k],

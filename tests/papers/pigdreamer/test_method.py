@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from models.pigdreamer.agent import AgentSpec, EnvConfig, PPOConfig, StackedAgents, gae, lagrange_step, sample
-from models.pigdreamer.ppo import discounted_to_go, evaluate, normalised_error, train
+from tests.helpers import lazy
 
-SMALL = PPOConfig(envs=8, rollout=40, epochs=1, minibatches=2)
+agent = lazy("models.pigdreamer.agent")  # imports torch: not while collecting
+ppo = lazy("models.pigdreamer.ppo")
+SMALL = {"envs": 8, "rollout": 40, "epochs": 1, "minibatches": 2}
 
 
 def test_gae_against_hand_values():
@@ -20,7 +20,7 @@ def test_gae_against_hand_values():
     r = np.array([[1.0], [0.0], [2.0]])
     d = np.array([[0.0], [1.0], [0.0]])
     g, lam = 0.5, 0.5
-    adv, ret = gae(v, r, d, np.array([4.0]), g, lam)
+    adv, ret = agent.gae(v, r, d, np.array([4.0]), g, lam)
     a2 = 2.0 + g * 4.0 - 3.0  # 1.0
     a1 = 0.0 - 2.0  # terminal: no bootstrap, no carry
     a0 = (1.0 + g * 2.0 - 1.0) + g * lam * a1  # 1.0 - 0.5
@@ -29,35 +29,39 @@ def test_gae_against_hand_values():
 
 
 def test_lagrange_step_moves_on_the_excess_cost_and_stays_non_negative():
-    lam = lagrange_step(np.array([0.0, 1.0, 0.05]), np.array([1.5, 0.5, 0.0]), 0.5, 0.1)
+    lam = agent.lagrange_step(np.array([0.0, 1.0, 0.05]), np.array([1.5, 0.5, 0.0]), 0.5, 0.1)
     assert lam == pytest.approx([0.1, 1.0, 0.0])
 
 
 def test_discounted_to_go_stops_at_the_episode_end():
     x = np.array([[1.0], [0.0], [1.0], [5.0]])
     live = np.array([[True], [True], [True], [False]])
-    assert discounted_to_go(x, live, 0.5)[:, 0] == pytest.approx([1.25, 0.5, 1.0, 0.0])
+    assert ppo.discounted_to_go(x, live, 0.5)[:, 0] == pytest.approx([1.25, 0.5, 1.0, 0.0])
 
 
 def test_normalised_error_is_zero_for_the_target_and_one_for_its_mean():
     g = np.random.default_rng(0)
     target = g.random((20, 1, 30))
     live = np.ones_like(target, bool)
-    assert normalised_error(target, target, live)[0] == pytest.approx(0.0)
-    assert normalised_error(np.full_like(target, target.mean()), target, live)[0] == pytest.approx(1.0)
+    assert ppo.normalised_error(target, target, live)[0] == pytest.approx(0.0)
+    assert ppo.normalised_error(np.full_like(target, target.mean()), target, live)[0] == pytest.approx(1.0)
 
 
 def test_sampling_follows_the_softmax():
+    import torch
+
     logits = torch.log(torch.tensor([[[0.1, 0.2, 0.3, 0.4]] * 20_000]))
-    a = sample(logits, [np.random.default_rng(0)])
+    a = agent.sample(logits, [np.random.default_rng(0)])
     assert np.bincount(a[0], minlength=4) / a.size == pytest.approx([0.1, 0.2, 0.3, 0.4], abs=0.01)
 
 
-def _net(*specs: AgentSpec) -> StackedAgents:
-    return StackedAgents(list(specs), 13, 169, 16, 1.0)
+def _net(*specs: agent.AgentSpec) -> agent.StackedAgents:
+    return agent.StackedAgents(list(specs), 13, 169, 16, 1.0)
 
 
 def _inputs(T: int = 5, n: int = 3, seed: int = 0):
+    import torch
+
     g = torch.Generator().manual_seed(seed)
     obs, priv = torch.rand(T, 1, n, 13, generator=g), torch.rand(T, 1, n, 169, generator=g)
     prev = torch.randint(0, 4, (T, 1, n), generator=g)
@@ -67,23 +71,27 @@ def _inputs(T: int = 5, n: int = 3, seed: int = 0):
 
 
 def test_the_actor_never_sees_the_map_and_only_privileged_critics_do():
+    import torch
+
     obs, priv, prev, first = _inputs()
     other = torch.rand_like(priv)
     for variant, critic_sees in (("A", False), ("B", True), ("C", True), ("U", False)):
-        net = _net(AgentSpec(variant, 0))
+        net = _net(agent.AgentSpec(variant, 0))
         outs = []
         for p in (priv, other):
             hs, _ = net.encode(obs, p, prev, first, net.initial_state(3))
             outs.append(net.heads(hs, obs, p))
         assert torch.equal(outs[0]["logits"], outs[1]["logits"]), variant
         assert torch.equal(outs[0]["v_c"], outs[1]["v_c"]) != critic_sees, variant
-    leaky = _net(AgentSpec("C", 0, actor_map=True))  # the stub: its encoder reads the map
+    leaky = _net(agent.AgentSpec("C", 0, actor_map=True))  # the stub: its encoder reads the map
     hs = [leaky.encode(obs, p, prev, first, leaky.initial_state(3))[0] for p in (priv, other)]
     assert not torch.equal(leaky.heads(hs[0], obs, priv)["logits"], leaky.heads(hs[1], obs, other)["logits"])
 
 
 def test_an_episode_start_resets_the_history():
-    net = _net(AgentSpec("A", 0))
+    import torch
+
+    net = _net(agent.AgentSpec("A", 0))
     obs, priv, prev, first = _inputs(T=4)
     first[2] = True  # a new episode at step 2: steps 2-3 must not depend on steps 0-1
     a, _ = net.encode(obs, priv, prev, first, net.initial_state(3))
@@ -95,23 +103,32 @@ def test_an_episode_start_resets_the_history():
 
 
 def test_an_agent_trained_in_a_stack_is_the_agent_trained_alone():
-    alone = train([AgentSpec("C", 4)], 2, EnvConfig(), SMALL)
-    stack = train([AgentSpec("A", 9), AgentSpec("C", 4), AgentSpec("B", 1)], 2, EnvConfig(), SMALL)
+    import torch
+
+    alone = ppo.train([agent.AgentSpec("C", 4)], 2, agent.EnvConfig(), agent.PPOConfig(**SMALL))
+    stack = ppo.train(
+        [agent.AgentSpec("A", 9), agent.AgentSpec("C", 4), agent.AgentSpec("B", 1)],
+        2,
+        agent.EnvConfig(),
+        agent.PPOConfig(**SMALL),
+    )
     for name, t in alone.net.state_dict().items():
         assert torch.allclose(t[0], stack.net.state_dict()[name][1], atol=1e-5), name
     assert alone.history[-1]["cost"][0] == pytest.approx(stack.history[-1]["cost"][1])
 
 
 def test_the_lagrange_multiplier_rises_while_the_cost_is_over_the_limit_and_n_holds_it_at_zero():
-    m = train([AgentSpec("C", 0), AgentSpec("N", 0)], 3, EnvConfig(), SMALL)  # an untrained policy's cost is ~5
+    m = ppo.train(
+        [agent.AgentSpec("C", 0), agent.AgentSpec("N", 0)], 3, agent.EnvConfig(), agent.PPOConfig(**SMALL)
+    )  # an untrained policy's cost is ~5
     lam = np.array([h["lambda"] for h in m.history])
     assert (np.diff(lam[:, 0]) > 0).all() and lam[-1, 0] > 0
     assert (lam[:, 1] == 0).all()
 
 
 def test_evaluation_counts_each_episode_once_and_matches_hand_sums():
-    net = _net(AgentSpec("A", 0))
-    res = evaluate(net, EnvConfig(), 50, 3, 0.99, leak_states=100)
+    net = _net(agent.AgentSpec("A", 0))
+    res = ppo.evaluate(net, agent.EnvConfig(), 50, 3, 0.99, leak_states=100)
     assert 0.0 <= res["success"][0] <= 1.0 and res["cost"][0] >= 0
     assert 1.0 <= res["length"][0] <= 40.0
     # an episode's return is +1 at the goal (if reached) minus 0.01 a step
