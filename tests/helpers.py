@@ -183,13 +183,36 @@ def wait_gone(pids, timeout: float) -> bool:
     return True
 
 
-def planned_slug(root: Path) -> str:
-    """The first catalogue paper that params.yaml does not implement yet (what `icml25 new` may scaffold)."""
+def planned_slug(root: Path) -> str | None:
+    """The first catalogue paper that params.yaml does not implement yet (what `icml25 new` may scaffold); None
+    once every paper is implemented (then :func:`with_planned` makes a copy that has one)."""
     from icml25.params import implemented, load_params
     from icml25.registry import CATALOGUE
 
     done = set(implemented(load_params(root)))
-    return next(e.slug for e in CATALOGUE if e.slug not in done)
+    return next((e.slug for e in CATALOGUE if e.slug not in done), None)
+
+
+def with_planned(root: Path, dest: Path) -> tuple[Path, str]:
+    """A scratch copy of ``root`` (quick profile) in which one catalogue paper is planned, and its slug: the
+    first planned one, or, once all are implemented, the last catalogue paper with its params, profiles, derived
+    files and its own folders (stages, models, tests, benchmark, input) removed, as before `icml25 new`."""
+    import shutil
+
+    from icml25.params import implemented, load_params
+    from icml25.registry import CATALOGUE
+    from icml25.scratch import make_scratch
+
+    slug = planned_slug(root)
+    if slug is not None:
+        return make_scratch(root, "quick", dest=dest), slug
+    slug = CATALOGUE[-1].slug
+    keep = [s for s in implemented(load_params(root)) if s != slug]
+    work = make_scratch(root, "quick", dest=dest, papers=keep)
+    for rel in (f"stages/{slug}", f"models/{slug}", f"tests/papers/{slug}", f"data/{slug}"):
+        shutil.rmtree(work / rel, ignore_errors=True)
+    (work / "benchmarks" / f"{slug}.py").unlink(missing_ok=True)
+    return work, slug
 
 
 def prepared_main(work: Path, slug: str) -> Path:

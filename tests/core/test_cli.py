@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from icml25.registry import CATALOGUE
-from tests.helpers import icml25, planned_slug
+from tests.helpers import icml25, with_planned
 
 HEAVY = ("torch", "lightning", "great_expectations", "prefect", "dvc", "pandas", "stages", "models")
 
@@ -62,10 +62,11 @@ def test_core_commands_run_without_the_orchestration_layer(root):
     assert bad.returncode == 2 and "invalid choice: 'run'" in bad.stderr
 
 
-def test_unknown_paper_and_planned_paper(root):
+def test_unknown_paper_and_planned_paper(root, tmp_path):
     out = icml25(root, "run", "nope")
     assert out.returncode == 2 and "unknown paper 'nope'" in out.stderr and "Traceback" not in out.stderr
-    out = icml25(root, "run", planned_slug(root))
+    work, slug = with_planned(root, tmp_path / "repo")
+    out = icml25(work, "run", slug)
     assert out.returncode == 2 and "planned, not implemented" in out.stderr
 
 

@@ -8,10 +8,8 @@ import sys
 
 import yaml
 
-from icml25.scratch import dvc_env, make_scratch
-from tests.helpers import ROOT, planned_slug
-
-SLUG = planned_slug(ROOT)
+from icml25.scratch import dvc_env
+from tests.helpers import with_planned
 
 
 def _run(work, *args):
@@ -19,34 +17,34 @@ def _run(work, *args):
 
 
 def test_a_new_paper_passes_its_tests_before_any_method_exists(root, tmp_path):
-    work = make_scratch(root, "quick", dest=tmp_path / "repo")
-    out = _run(work, "-m", "icml25", "new", SLUG)
+    work, slug = with_planned(root, tmp_path / "repo")
+    out = _run(work, "-m", "icml25", "new", slug)
     assert out.returncode == 0, out.stderr
     for rel in (
         *(
-            f"stages/{SLUG}/{m}.py"
+            f"stages/{slug}/{m}.py"
             for m in ("__init__", "prepare", "validate", "train", "evaluate", "report")
         ),
-        f"stages/{SLUG}/report.md",
-        f"models/{SLUG}/__init__.py",
-        f"tests/papers/{SLUG}/test_pipeline.py",
-        f"benchmarks/{SLUG}.py",
-        f"data/{SLUG}/input/README.md",
+        f"stages/{slug}/report.md",
+        f"models/{slug}/__init__.py",
+        f"tests/papers/{slug}/test_pipeline.py",
+        f"benchmarks/{slug}.py",
+        f"data/{slug}/input/README.md",
     ):
         assert (work / rel).exists(), rel
     for rel in ("params.yaml", "profiles/smoke.yaml", "profiles/paper.yaml"):
-        assert SLUG in yaml.safe_load((work / rel).read_text())["papers"], rel
-    assert f"slug: {SLUG}" in (work / "prefect.yaml").read_text()
-    assert "al.." not in (work / "stages" / SLUG / "__init__.py").read_text()  # "et al." + ". ICML 2025"
-    assert f"reports/{SLUG}/claims.json" in (work / "dvc.yaml").read_text()
+        assert slug in yaml.safe_load((work / rel).read_text())["papers"], rel
+    assert f"slug: {slug}" in (work / "prefect.yaml").read_text()
+    assert "al.." not in (work / "stages" / slug / "__init__.py").read_text()  # "et al." + ". ICML 2025"
+    assert f"reports/{slug}/claims.json" in (work / "dvc.yaml").read_text()
     for args in (["-m", "icml25", "check"], ["-m", "icml25", "layers"], ["-m", "icml25", "sync", "--check"]):
         out = _run(work, *args)
         assert out.returncode == 0, (args, out.stdout, out.stderr)
-    out = _run(work, "-m", "pytest", f"tests/papers/{SLUG}", "-q", "-p", "no:cacheprovider")
+    out = _run(work, "-m", "pytest", f"tests/papers/{slug}", "-q", "-p", "no:cacheprovider")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 passed" in out.stdout
 
-    again = _run(work, "-m", "icml25", "new", SLUG)
+    again = _run(work, "-m", "icml25", "new", slug)
     assert (
         again.returncode == 2 and "already in params.yaml" in again.stderr and "Traceback" not in again.stderr
     )
