@@ -269,6 +269,14 @@ def failure_parts(message: str) -> dict[str, str]:
     return parts
 
 
+def assert_refused(status: int, printed: str, err: str, message: str) -> None:
+    """A tool's refusal of bad input: exit status 2, nothing on stdout, one line on stderr that starts with
+    "icml25: error: " and holds ``message``, no traceback."""
+    assert status == 2 and not printed, (printed, err)
+    assert err.startswith("icml25: error: ") and len(err.strip().splitlines()) == 1, err
+    assert message in err and "Traceback" not in err, err
+
+
 def run_tool(*argv: str) -> tuple[int, str, str]:
     """``icml25 ARGV`` in this process (flows.cli.main): its exit status, stdout and stderr."""
     import contextlib

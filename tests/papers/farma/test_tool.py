@@ -27,7 +27,7 @@ from types import SimpleNamespace
 import pytest
 
 from icml25.errors import UserError
-from tests.helpers import run_tool
+from tests.helpers import assert_refused, run_tool
 
 SLUG = "farma"
 WORDS = "the a cat dog sat on mat ran to house big small red blue and is was very happy sad".split()
@@ -373,10 +373,7 @@ def test_cli_generate_bad_input_is_one_line_exit_2(tiny, monkeypatch, args, mess
     given = dict(zip(args[::2], [a.format(**fmt) for a in args[1::2]], strict=True))
     argv = ["generate"] + [x for kv in {**base, **given}.items() for x in kv]
     status, printed, err = _run(argv)
-    assert status == 2, (printed, err)
-    assert err.startswith("icml25: error: ") and len(err.strip().splitlines()) == 1, err
-    assert message.format(**fmt) in err and "Traceback" not in err, err
-    assert not printed
+    assert_refused(status, printed, err, message.format(**fmt))
 
 
 @pytest.mark.parametrize(

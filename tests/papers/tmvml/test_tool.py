@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import printed_fields, run_tool
+from tests.helpers import assert_refused, printed_fields, run_tool
 
 SLUG = "tmvml"
 LABELS = ["L1", "L2", "L3", "L4"]
@@ -242,10 +242,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(data, tmp_path, capsys,
         argv += ["-o", str(tmp_path / "s.csv")]
     before = {p.name: p.stat().st_mtime_ns for p in data.dir.iterdir()}
     status, printed, err = _call(capsys, ["fit-predict", *argv])
-    assert status == 2, (printed, err)
-    assert err.startswith("icml25: error: ") and len(err.strip().splitlines()) == 1, err
-    assert message.format(**fmt) in err and "Traceback" not in err, err
-    assert not printed
+    assert_refused(status, printed, err, message.format(**fmt))
     assert (
         list(tmp_path.iterdir()) == []
         and {p.name: p.stat().st_mtime_ns for p in data.dir.iterdir()} == before
