@@ -33,7 +33,7 @@ Adam is elementwise): an agent trained alone follows the same computation as in 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -97,7 +97,6 @@ class AgentSpec:
     variant: str
     seed: int
     actor_map: bool = False  # stub: the actor's encoder also reads the map (leaks privileged information)
-    extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:

@@ -10,7 +10,7 @@ seed only, the same episodes for every agent.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 import lightning as L
@@ -19,10 +19,32 @@ import torch
 from torch.utils.data import DataLoader
 
 from .agent import AgentSpec, EnvConfig, PPOConfig, StackedAgents, gae, lagrange_step, sample
+from .env import HiddenHazard, Step
 
 
 def agent_rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.default_rng([seed, stream, 19])
+
+
+def reset_all(envs: list[HiddenHazard]) -> tuple[np.ndarray, np.ndarray]:
+    """Reset every agent's environments; their observations and privileged maps stacked (K, n, .)."""
+    first = [e.reset() for e in envs]
+    return np.stack([o for o, _ in first]), np.stack([p for _, p in first])
+
+
+def step_all(envs: list[HiddenHazard], act: np.ndarray) -> Step:
+    """Step agent k's environments with ``act[k]``; every field of the steps stacked (K, n, ...)."""
+    steps = [e.step(a) for e, a in zip(envs, act, strict=True)]
+    return Step(**{f.name: np.stack([getattr(s, f.name) for s in steps]) for f in fields(Step)})
+
+
+def forward_step(
+    net: StackedAgents, obs, priv, prev, first, h
+) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """One step of every agent's networks on (K, n, .) arrays: the heads' outputs (K, n, .) and the next state."""
+    o, p = torch.from_numpy(obs)[None], torch.from_numpy(priv)[None]
+    hs, h = net.encode(o, p, torch.from_numpy(prev)[None], torch.from_numpy(first)[None], h)
+    return {k: v[0] for k, v in net.heads(hs, o, p).items()}, h
 
 
 class PPOLagrangian(L.LightningModule):
@@ -41,9 +63,7 @@ class PPOLagrangian(L.LightningModule):
         self.lam = np.full(len(specs), ppo.lagrange_init)
         self.lam[[not s.lagrangian for s in specs]] = 0.0
         K, n = len(specs), ppo.envs
-        first = [e.reset() for e in self.envs]
-        self.obs = np.stack([o for o, _ in first])
-        self.priv = np.stack([p for _, p in first])
+        self.obs, self.priv = reset_all(self.envs)
         self.first = np.ones((K, n), bool)
         self.prev = np.zeros((K, n), np.int64)
         self.h = self.net.initial_state(n)
@@ -62,23 +82,17 @@ class PPOLagrangian(L.LightningModule):
         h0 = self.h.clone()
         with torch.no_grad():
             for _ in range(T):
-                o, p = torch.from_numpy(self.obs)[None], torch.from_numpy(self.priv)[None]
-                f, pa = torch.from_numpy(self.first)[None], torch.from_numpy(self.prev)[None]
-                hs, self.h = self.net.encode(o, p, pa, f, self.h)
-                out = self.net.heads(hs, o, p)
-                act = sample(out["logits"][0], self.act_gens)
-                logp = torch.log_softmax(out["logits"][0], -1).gather(-1, torch.from_numpy(act)[..., None])[
+                out, self.h = forward_step(self.net, self.obs, self.priv, self.prev, self.first, self.h)
+                act = sample(out["logits"], self.act_gens)
+                logp = torch.log_softmax(out["logits"], -1).gather(-1, torch.from_numpy(act)[..., None])[
                     ..., 0
                 ]
                 for k, v in (("obs", self.obs), ("priv", self.priv), ("first", self.first), ("prev", self.prev),
-                             ("act", act), ("logp", logp.numpy())):  # fmt: skip
+                             ("act", act), ("logp", logp.numpy()), ("v_r", out["v_r"].numpy()),
+                             ("v_c", out["v_c"].numpy())):  # fmt: skip
                     buf[k].append(v)
-                buf["v_r"].append(out["v_r"][0].numpy())
-                buf["v_c"].append(out["v_c"][0].numpy())
-                steps = [e.step(a) for e, a in zip(self.envs, act, strict=True)]
-                rew = np.stack([s.reward for s in steps])
-                cost = np.stack([s.cost for s in steps])
-                done = np.stack([s.done for s in steps])
+                step = step_all(self.envs, act)
+                rew, cost, done = step.reward, step.cost, step.done
                 buf["rew"].append(rew)
                 buf["cost"].append(cost)
                 buf["done"].append(done)
@@ -86,16 +100,12 @@ class PPOLagrangian(L.LightningModule):
                 for k, i in zip(*np.nonzero(done), strict=True):
                     finished[k].append((self.ep[0, k, i], self.ep[1, k, i], float(rew[k, i] > 0)))
                 self.ep[:, done] = 0.0
-                self.obs = np.stack([s.obs for s in steps])
-                self.priv = np.stack([s.privileged for s in steps])
+                self.obs, self.priv = step.obs, step.privileged
                 self.first, self.prev = done, act
-            o, p = torch.from_numpy(self.obs)[None], torch.from_numpy(self.priv)[None]
-            f, pa = torch.from_numpy(self.first)[None], torch.from_numpy(self.prev)[None]
-            hs, _ = self.net.encode(o, p, pa, f, self.h)
-            last = self.net.heads(hs, o, p)
+            last, _ = forward_step(self.net, self.obs, self.priv, self.prev, self.first, self.h)
         data = {k: np.stack(v) for k, v in buf.items()}
         data["h0"] = h0.numpy()
-        data["last_r"], data["last_c"] = last["v_r"][0].numpy(), last["v_c"][0].numpy()
+        data["last_r"], data["last_c"] = last["v_r"].numpy(), last["v_c"].numpy()
         stats = {
             "return": np.array([np.mean([e[0] for e in f]) if f else np.nan for f in finished]),
             "cost": np.array([np.mean([e[1] for e in f]) if f else np.nan for f in finished]),
@@ -122,8 +132,8 @@ class PPOLagrangian(L.LightningModule):
         mb = n // cfg.minibatches
         opt = self.optimizers()
         if cfg.anneal_lr:
-            total = self.trainer.max_steps // (cfg.epochs * cfg.minibatches) if self._trainer else 0
-            frac = 1.0 - len(self.history) / total if total > 0 else 1.0
+            total = self.trainer.max_steps // (cfg.epochs * cfg.minibatches)  # the updates of this run
+            frac = 1.0 - len(self.history) / total
             for group in opt.param_groups:
                 group["lr"] = cfg.lr * frac
         agents = torch.arange(K)[:, None]
@@ -206,9 +216,7 @@ def evaluate(net: StackedAgents, env: EnvConfig, episodes: int, seed: int, gamma
     K = net.K
     envs = [env.make(episodes, seed) for _ in range(K)]
     gens = [np.random.default_rng([seed, k, 7]) for k in range(K)]
-    first_obs = [e.reset() for e in envs]
-    obs = np.stack([o for o, _ in first_obs])
-    priv = np.stack([p for _, p in first_obs])
+    obs, priv = reset_all(envs)
     first = np.ones((K, episodes), bool)
     prev = np.zeros((K, episodes), np.int64)
     alive = np.ones((K, episodes), bool)
@@ -217,26 +225,21 @@ def evaluate(net: StackedAgents, env: EnvConfig, episodes: int, seed: int, gamma
     with one_thread(), torch.no_grad():
         h = net.initial_state(episodes)
         for _ in range(env.horizon):
-            o, p = torch.from_numpy(obs)[None], torch.from_numpy(priv)[None]
-            hs, h = net.encode(o, p, torch.from_numpy(prev)[None], torch.from_numpy(first)[None], h)
-            out = net.heads(hs, o, p)
-            act = sample(out["logits"][0], gens)
-            steps = [e.step(a) for e, a in zip(envs, act, strict=True)]
-            done = np.stack([s.done for s in steps])
-            rew = np.stack([s.reward for s in steps])
+            out, h = forward_step(net, obs, priv, prev, first, h)
+            act = sample(out["logits"], gens)
+            step = step_all(envs, act)
+            done, rew = step.done, step.reward
             for k, v in (("obs", obs), ("priv", priv), ("first", first), ("prev", prev), ("alive", alive.copy()),
-                         ("rew", rew), ("cost", np.stack([s.cost for s in steps])),
-                         ("v_r", out["v_r"][0].numpy()), ("v_c", out["v_c"][0].numpy()),
-                         ("logits", out["logits"][0].numpy()), ("success", alive & done & (rew > 0))):  # fmt: skip
+                         ("rew", rew), ("cost", step.cost), ("v_r", out["v_r"].numpy()),
+                         ("v_c", out["v_c"].numpy()), ("logits", out["logits"].numpy()),
+                         ("success", alive & done & (rew > 0))):  # fmt: skip
                 rec[k].append(v)
             alive = alive & ~done
-            obs = np.stack([s.obs for s in steps])
-            priv = np.stack([s.privileged for s in steps])
+            obs, priv = step.obs, step.privileged
             first, prev = done, act
         r = {k: np.stack(v) for k, v in rec.items()}  # (T, K, episodes, ...)
         # the leakage check: the same histories with the map replaced by random values
         noise = np.random.default_rng([seed, 99]).random(r["priv"].shape).astype(np.float32)
-        T = r["obs"].shape[0]
         hs, _ = net.encode(torch.from_numpy(r["obs"]), torch.from_numpy(noise), torch.from_numpy(r["prev"]),
                            torch.from_numpy(r["first"]), net.initial_state(episodes))  # fmt: skip
         swapped = net.heads(hs, torch.from_numpy(r["obs"]), torch.from_numpy(noise))["logits"].numpy()
@@ -256,7 +259,6 @@ def evaluate(net: StackedAgents, env: EnvConfig, episodes: int, seed: int, gamma
         states = change[:, k][live[:, k]]  # (t, env) order, alive steps
         leak[k] = states[:leak_states].max() if states.size else 0.0
     res["leak"] = leak
-    del T
     return res
 
 
