@@ -3,14 +3,23 @@
 
 A claim is a function of the evaluated artifacts, decorated with its test::
 
-    @claim(">=", 0.8, kind="result", killed_by="test_stubs.py::test_split_set_fails",
-           statement="minimum over p of mod-cross's coverage", source="Sec. 2")
+    @claim(">=", 0.8, kind="result", killed_by="test_stubs.py::test_split_set_fails", tol=0.02,
+           paper="0.90 at every p (Fig. 2)", statement="minimum over p of mod-cross's coverage", source="Sec. 2")
     def mod_coverage(ev):
         cov = ev.csv("summary.csv").query("method == 'mod'").coverage
         return cov.min(), f"lowest at p = {...}"
 
 The function's name is the claim's id; it returns the value (one number) or ``(value, note)``. The threshold is
 the paper's acceptance floor and lives here, in code, never in params.yaml. A non-finite value fails and says so.
+
+Every claim also declares:
+
+- ``tol``: how far its value may move when the same params are recomputed (another machine, another BLAS, the
+  nondeterminism of training), absolute, in the value's own units; 0 for a value that is exact (a count, a
+  closed form checked exactly). ``icml25 verify`` and the nightly re-verification read a recomputed value within
+  ``tol`` of the committed one as agreeing (:mod:`icml25.verify`); the verdict must never change.
+- ``paper`` (optional): the paper's own number for the statement, as text with its place ("0.90 at every p, Fig.
+  2"), shown beside ours in the results site; None where the paper states no number for it.
 
 Every claim says what it can tell a reader (its ``kind``, DESIGN.md):
 
@@ -56,8 +65,12 @@ class Claim:
     fn: Callable[[Any], Any]
     kind: str
     killed_by: str | None = None
+    tol: float = 0.0
+    paper: str | None = None
 
     def __post_init__(self) -> None:
+        if not (isinstance(self.tol, int | float) and math.isfinite(self.tol) and self.tol >= 0):
+            raise ValueError(f"claim {self.id}: tol must be a finite number >= 0, got {self.tol!r}")
         if self.op not in OPS:
             raise ValueError(f"claim {self.id}: op must be one of {sorted(OPS)}")
         if self.kind not in KINDS:
@@ -93,6 +106,9 @@ class Claim:
         }
         if self.killed_by:
             rec["killed_by"] = self.killed_by
+        rec["tolerance"] = self.tol
+        if self.paper:
+            rec["paper"] = self.paper
         if not finite:
             rec["reason"] = f"value was {value}, not a finite number"
         if note:
@@ -101,13 +117,24 @@ class Claim:
 
 
 def claim(
-    op: str, threshold: float, *, kind: str, statement: str, source: str, killed_by: str | None = None
+    op: str,
+    threshold: float,
+    *,
+    kind: str,
+    statement: str,
+    source: str,
+    tol: float,
+    killed_by: str | None = None,
+    paper: str | None = None,
 ) -> Callable[[Callable], Claim]:
-    """Declare the decorated function as a claim (its name is the id); ``kind`` is one of :data:`KINDS` and a
-    ``result`` names its stub-killing test in ``killed_by``."""
+    """Declare the decorated function as a claim (its name is the id); ``kind`` is one of :data:`KINDS`, a
+    ``result`` names its stub-killing test in ``killed_by``, ``tol`` is how far a recompute may move its value
+    (no default: each claim says) and ``paper`` the paper's own number."""
 
     def deco(fn: Callable) -> Claim:
-        return Claim(fn.__name__, statement, source, op, float(threshold), fn, kind, killed_by)
+        return Claim(
+            fn.__name__, statement, source, op, float(threshold), fn, kind, killed_by, float(tol), paper
+        )
 
     return deco
 
@@ -121,7 +148,7 @@ def contract_problems(doc: Any, wanted: list[str] | tuple[str, ...] = ()) -> lis
     """Everything wrong with a claims document's form: top-level keys, claims keyed by id, one finite number
     per value, a known op and a numeric threshold, ``passed`` recomputed from them (never trusted), a known
     ``kind`` (required: this project's claims all carry one; the shared checker treats it as optional), a
-    ``killed_by`` test for every result, and every id in ``wanted`` present. Empty when the document keeps the
+    ``killed_by`` test for every result, a ``tolerance`` >= 0 (required here too), and every id in ``wanted`` present. Empty when the document keeps the
     contract."""
     if not isinstance(doc, dict):
         return ["the document must be a JSON object"]
@@ -144,6 +171,11 @@ def contract_problems(doc: Any, wanted: list[str] | tuple[str, ...] = ()) -> lis
         if op not in OPS or isinstance(t, bool) or not isinstance(t, int | float):
             out.append(f"{cid}: op must be one of {sorted(OPS)} and threshold a number")
             continue
+        tol = c.get("tolerance")
+        if isinstance(tol, bool) or not isinstance(tol, int | float) or not math.isfinite(tol) or tol < 0:
+            out.append(
+                f"{cid}: tolerance must be a finite number >= 0 (what a recompute may move), got {tol!r}"
+            )
         if c.get("kind") not in KINDS:
             out.append(f"{cid}: kind must be one of {list(KINDS)}, got {c.get('kind')!r}")
         elif c["kind"] == "result" and not c.get("killed_by"):

@@ -41,6 +41,9 @@ def _seeds(values: list[float], digits: int = 2) -> str:
     killed_by=TESTS + "test_no_filter_fails_mcbf_safe",
     statement="share of mCBF episodes (learned model, narrow passage) without a true collision, worst seed",
     source="Table 1 (constraint satisfaction 99.3%); the spec's floor",
+    # share of 100 closed-loop episodes with a torch-trained model: one episode may flip
+    tol=0.01,
+    paper="constraint satisfaction 99.3% (Table 1)",
 )
 def mcbf_safe(ev: Evaluated):
     s = _s(ev)
@@ -54,6 +57,9 @@ def mcbf_safe(ev: Evaluated):
     killed_by=TESTS + "test_worst_case_margin_fails_less_conservative",
     statement="mCBF success minus robust-CBF success (narrow passage, same layouts), worst seed",
     source="Table 1 (96.3% against 82-86% for learned CBFs); the spec's floor of 10 points",
+    # difference of two shares of 100 episodes: one episode may flip on each side
+    tol=0.02,
+    paper="success 96.3% vs 82-86% for learned CBFs (Table 1)",
 )
 def less_conservative(ev: Evaluated):
     s = _s(ev)
@@ -67,6 +73,9 @@ def less_conservative(ev: Evaluated):
     killed_by=TESTS + "test_nominal_with_a_hidden_margin_fails_nominal_unsafe",
     statement="share of nominal-CBF episodes (margin 0, narrow passage) with a true collision, worst seed",
     source="Table 2 (w/o bundle: constraint satisfaction 88.2%); the spec's floor",
+    # share of 100 closed-loop episodes with a torch-trained model: one episode may flip
+    tol=0.01,
+    paper="w/o bundle: constraint satisfaction 88.2% (Table 2)",
 )
 def nominal_unsafe(ev: Evaluated):
     s = _s(ev)
@@ -80,6 +89,8 @@ def nominal_unsafe(ev: Evaluated):
     killed_by=TESTS + "test_uniform_weights_fail_weighting_helps",
     statement="held-out one-step error of the Sigma^-1-weighted Neural ODE / the unweighted one's, worst seed",
     source="Sec. 4 (the uncertainty-weighted loss T); the issue's floor",
+    # torch Adam fits (600 steps): a few % relative drift, as torch training moved elsewhere
+    tol=0.02,
 )
 def weighting_helps(ev: Evaluated):
     s = _s(ev)

@@ -41,6 +41,9 @@ def _per_seed(values: list[float]) -> str:
     kind="invariant",
     statement="decodes where FaRMA's RM calls != generated tokens or ARGS's != k x tokens (every seed and mode)",
     source="Sec. 4 and Table 3 (TL;DR: FaRMA 53.3 RM calls = LLM calls; ARGS 596.9 for 59.7)",
+    # exact count
+    tol=0,
+    paper="TL;DR: FaRMA 53.3 RM calls for 53.3 LLM calls; ARGS 596.9 for 59.7 (Table 3)",
 )
 def one_call_per_token(ev: Evaluated):
     s = _s(ev)
@@ -55,6 +58,8 @@ def one_call_per_token(ev: Evaluated):
     "on the trap prompt, exact scorers of the synthetic grammar",
     source="Theorems 1-3 (partial-BT and value-under-pi_ref scorers prefer a sub-optimal prefix; the max "
     "constraint does not)",
+    # exact count from the grammar's exact scorers
+    tol=0,
 )
 def trap_exact(ev: Evaluated):
     e = _s(ev)["exact"]
@@ -73,6 +78,9 @@ def trap_exact(ev: Evaluated):
     killed_by=TESTS + "test_zero_and_random_rms_fail_reward_gain",
     statement="worst seed's mean R* of FaRMA-guided greedy decoding minus pi_ref's (200 prompts per seed)",
     source="Table 1 (TL;DR: FaRMA 2.05 vs pi_ref 0.98); the spec's floor",
+    # torch training, greedy decodes of 200 prompts: 0 in a8afbab; an ablation's R* moved 0.003
+    tol=0.01,
+    paper="TL;DR mean reward: FaRMA 2.05 vs pi_ref 0.98 (Table 1)",
 )
 def reward_gain(ev: Evaluated):
     g = _s(ev)["greedy"]
@@ -86,6 +94,9 @@ def reward_gain(ev: Evaluated):
     killed_by=TESTS + "test_zero_rm_fails_competitive",
     statement="worst seed's mean R* of FaRMA-guided greedy decoding minus ARGS-guided",
     source="Table 1 (TL;DR: FaRMA 2.05 vs ARGS 1.46); the spec's floor",
+    # torch training, greedy decodes of 200 prompts: 0 in a8afbab; an ablation's R* moved 0.003
+    tol=0.01,
+    paper="TL;DR mean reward: FaRMA 2.05 vs ARGS 1.46 (Table 1)",
 )
 def competitive(ev: Evaluated):
     g = _s(ev)["greedy"]
@@ -101,6 +112,8 @@ def competitive(ev: Evaluated):
     killed_by=TESTS + "test_bt_only_prefix_model_fails_trap_learned",
     statement="share of seeds whose trained FaRMA RM, greedy, decodes the trap prompt to R* = 1 (A then X)",
     source="Theorem 3 (under the max constraint a prefix of the optimal response scores highest)",
+    # exact decision per seed (greedy decode of one prompt), share of 3 seeds; 0 in a8afbab
+    tol=0,
 )
 def trap_learned(ev: Evaluated):
     s = _s(ev)

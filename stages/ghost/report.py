@@ -53,6 +53,8 @@ def graph_label(g: str) -> str:
     statement="GHOST's mean accuracy minus the better of one-shot FedAvg's and the local models' mean accuracy, "
     "worst case over the graphs",
     source="Table 1 (GHOST above one-shot FL baselines on non-IID clients)",
+    # training (torch): GHOST's mean moved 8e-4 (sbm), 5e-3 (digits) in a8afbab; SE 0.036
+    tol=0.01,
 )
 def beats_baselines(ev: Evaluated):
     s = summary(ev)
@@ -75,6 +77,8 @@ def beats_baselines(ev: Evaluated):
     killed_by=KILLER,
     statement="GHOST's mean accuracy minus chance 1/C, worst case over the graphs",
     source="Table 1",
+    # training (torch): GHOST's mean moved 8e-4 (sbm), 5e-3 (digits) in a8afbab; SE 0.036
+    tol=0.01,
 )
 def above_chance(ev: Evaluated):
     s = summary(ev)
@@ -95,6 +99,8 @@ def above_chance(ev: Evaluated):
     "cos(mean proxy vector, own class centroid) - max cos(it, another class's centroid), worst case over the "
     "graphs (GHOST's generators)",
     source="Sec. 4.1 (proxies capture local knowledge)",
+    # trained generators, seeded sampling: moved 1.5e-7 between machines (a8afbab)
+    tol=1e-6,
 )
 def proxy_fidelity(ev: Evaluated):
     s = summary(ev)

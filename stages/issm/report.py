@@ -33,6 +33,8 @@ def _per_seed(ev: Evaluated, name: str, col: str, variant: str = "issm") -> str:
     statement="dynamic attractor: mean over seeds of iSSM's unaligned correlation of the inferred and true "
     "latents on non-intervened entries",
     source="Sec. 5 (simulations: iSSM recovers the true latents); spec floor",
+    # training (torch LSTM): moved 0.0077 (a8afbab), seeds up to 0.018; seed spread 0.13
+    tol=0.025,
 )
 def latents_identified(ev: Evaluated):
     s = _set(ev, "attractor")
@@ -59,6 +61,8 @@ def latents_identified(ev: Evaluated):
     statement="dynamic attractor: mean unaligned latent correlation of iSSM minus that of SSM (same data and "
     "seeds)",
     source="Sec. 5 (only iSSM's latents are identifiable); spec floor",
+    # training (torch): moved 0.018 between machines (a8afbab), seeds up to 0.028
+    tol=0.05,
 )
 def beats_ssm_latents(ev: Evaluated):
     s = _set(ev, "attractor")
@@ -77,6 +81,8 @@ def beats_ssm_latents(ev: Evaluated):
     killed_by=TESTS + "test_an_issm_with_its_emission_at_initialisation_fails_fit_comparable",
     statement="dynamic attractor: |mean y reconstruction correlation of iSSM - that of SSM|",
     source="Sec. 5 (both models fit the observations); spec floor",
+    # training (torch): moved 0.006 between machines (a8afbab)
+    tol=0.02,
 )
 def fit_comparable(ev: Evaluated):
     s = _set(ev, "attractor")
@@ -96,6 +102,8 @@ def fit_comparable(ev: Evaluated):
     statement="linear system: mean over seeds of the largest distance from an eigenvalue of iSSM's learned A "
     "to the nearest eigenvalue of the true A (0.5 +- 2i)",
     source="Sec. 5 (iSSM identifies the dynamics); issue ceiling",
+    # training (torch): moved 0.0017 (a8afbab), seeds up to 0.009
+    tol=0.01,
 )
 def dynamics_identified(ev: Evaluated):
     s = _set(ev, "linear")
@@ -112,6 +120,8 @@ def dynamics_identified(ev: Evaluated):
     statement="linear system, held-out protocol (8 pulses of 6 bins): mean over seeds of the MSE ratio "
     "iSSM / SSM of observations predicted by the do-rollout of the learned dynamics",
     source="Sec. 5 (iSSM predicts responses to novel perturbations); issue ceiling",
+    # training (torch): moved 7e-4 between machines (a8afbab)
+    tol=0.003,
 )
 def novel_perturbation(ev: Evaluated):
     s = _set(ev, "linear")

@@ -36,6 +36,8 @@ def _meta(ev: Evaluated) -> dict:
     statement="median over seeds of max(B, C) / A, the agents' normalised cost-critic errors MSE / Var against "
     "the Monte-Carlo cost-to-go of their own final policies",
     source="Theorem 3.3 (privileged critics estimate cost better); the spec's floor 0.7",
+    # PPO in torch: sampled actions can diverge across machines; per-seed ratios 0.39-0.54
+    tol=0.1,
 )
 def asymmetric_critic(ev: Evaluated):
     frame = _ev(ev)
@@ -50,6 +52,8 @@ def asymmetric_critic(ev: Evaluated):
     killed_by=TESTS + "test_unconstrained_and_frozen_policies_fail_safe_and_useful",
     statement="seeds (3 in the quick profile) where agent C's evaluation cost <= d + 0.1 and its success >= 0.8",
     source="abstract (near-zero cost at state-of-the-art return); the spec: cost within d + 0.1 in 2 of 3 seeds",
+    # integer count of seeds; costs sit 0.19-0.29 above the d + 0.1 cut
+    tol=0,
 )
 def safe_and_useful(ev: Evaluated):
     n, rows = summary.safe_and_useful(_ev(ev), float(_meta(ev)["cost_limit"]))
@@ -66,6 +70,8 @@ def safe_and_useful(ev: Evaluated):
     statement="largest change of any agent's action logits over the first 1,000 evaluation states when the map "
     "is replaced by random values",
     source="deployment uses the naive side only (the spec's gotcha: test for leakage)",
+    # exactly 0 by construction (the actor never sees the map)
+    tol=0,
 )
 def no_leakage(ev: Evaluated):
     return summary.no_leakage(_ev(ev)), f"{len(_ev(ev))} agents"

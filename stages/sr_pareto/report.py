@@ -20,6 +20,8 @@ def summary(ev: Evaluated) -> dict:
     killed_by="test_stubs.py::test_random_search_and_gplearn_fronts_fail_exact_recovery",
     statement="minimum over the noise-free planted data sets of the full front's R^2 at the planted length",
     source="Sec. 3 (exhaustive search attains the optimum within the grammar)",
+    # deterministic fits, no training: float noise only
+    tol=1e-9,
 )
 def exact_recovery(ev: Evaluated):
     s = summary(ev)["exact_recovery"]
@@ -37,6 +39,8 @@ def exact_recovery(ev: Evaluated):
     "of R^2(all-trees front) - R^2(Karva L = 3 front) at the planted length, the Karva space enumerated and "
     "fitted on its own (the paper's BFGS protocol)",
     source="Code/APO_File_Generator.py (Karva head length 3: only the balanced 3-operator tree shape)",
+    # deterministic BFGS fits, no training: float noise only; 0 in a8afbab
+    tol=1e-9,
 )
 def karva_misses_shapes(ev: Evaluated):
     s = summary(ev)["karva_gap"]
@@ -58,6 +62,8 @@ def karva_misses_shapes(ev: Evaluated):
     statement="maximum over data sets and gplearn programs (length <= max) of R^2(program) - R^2(APO front at "
     "its length); every add/sub/mul program is an expression of the grammar, which the front fits exhaustively",
     source="Sec. 4 (the front bounds every SR method)",
+    # deterministic fits, no training: float noise only
+    tol=1e-9,
 )
 def apo_dominates_peer(ev: Evaluated):
     s = summary(ev)["peer_gap"]
@@ -79,6 +85,9 @@ def apo_dominates_peer(ev: Evaluated):
     "of the best R^2 at length 7 over a common candidate set (the fast path's best length-7 expressions holding a "
     "constant and a seeded random sample of the others), each optimiser from the paper's start",
     source="Sec. 4.2 (optimisers practically tied)",
+    # deterministic scipy fits, no training: moved 1e-12 in a8afbab
+    tol=1e-9,
+    paper="mean length-7 R^2 0.5847 (CG) to 0.5856 over 34 data sets (result files)",
 )
 def optimizers_close(ev: Evaluated):
     s = summary(ev)["optimizers"]
@@ -106,6 +115,8 @@ def optimizers_close(ev: Evaluated):
     "protocol's own BFGS on each length's best (25), so this fails only where the protocol's best expression "
     "ranks outside them",
     source="Code/APO_File_Generator.py (our speed-up keeps the front)",
+    # deterministic fits, no training: float noise only (1e-13 in a8afbab's note)
+    tol=1e-9,
 )
 def fast_path_faithful(ev: Evaluated):
     s = summary(ev)["bfgs_gap"]
