@@ -2,6 +2,7 @@
 
     icml25 list                          the 19 papers, their status and claims held / total
     icml25 check                         check params.yaml against every paper's schema
+    icml25 verify [SLUG...]              the last run's claims against the committed ones (exit 1 if they differ)
     icml25 stage <slug> <stage>          run one stage (what dvc.yaml calls)
     icml25 code <slug>                   write the per-stage code fingerprints (what code@<slug> calls)
     icml25 index                         write reports/README.md
@@ -9,6 +10,7 @@
     icml25 new <slug>                    scaffold a paper: every file it needs, passing `make test`
     icml25 sync [--check]                regenerate dvc.yaml and prefect.yaml from params.yaml and the catalogue
     icml25 layers                        check the import layering (flows -> stages -> models -> icml25)
+    icml25 site [--out DIR] [--serve [--port P]]  the results site (site/) from reports/, served on 127.0.0.1
     icml25 s3 serve [--dir D] [--port P] a local S3 server (SeaweedFS) and the dvc remote commands for it
 
 The installed ``icml25`` command (:mod:`flows.cli`, the top layer) adds ``run`` (Prefect + DVC) and each
@@ -85,6 +87,48 @@ def cmd_stage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .params import implemented, load_params
+    from .registry import entry
+    from .verify import AGREES, VERDICT_CHANGES, verify
+
+    root = find_root()
+    done = implemented(load_params(root))
+    for slug in args.slugs:
+        entry(slug)
+        if slug not in done:
+            raise UserError(f"paper {slug!r} is not implemented (no papers.{slug} in params.yaml)")
+    results = verify(root, args.slugs or done, args.against)
+    changed = disagree = 0
+    for r in results:
+        if r.missing:
+            disagree += 1
+            print(f"{r.paper}: cannot compare: {r.missing}")
+            continue
+        off = [c for c in r.changes if c.status != AGREES]
+        changed += sum(c.status in VERDICT_CHANGES for c in off)
+        disagree += bool(off)
+        n = len(r.changes)
+        if not off:
+            same = " (the file is the committed one: re-run the paper to verify it)" if r.identical else ""
+            print(f"{r.paper}: all {n} claims agree with {args.against}{same}")
+        else:
+            print(f"{r.paper}: {len(off)} of {n} claims differ from {args.against}")
+        for c in r.changes if args.all else off:
+            print(f"  {c.describe()}")
+    if changed:
+        print(f"icml25 verify: {changed} verdict(s) changed", file=sys.stderr)
+        return 1
+    if disagree:
+        print(
+            f"icml25 verify: {disagree} paper(s) differ from {args.against} beyond their claims' tolerances "
+            "(no verdict changed)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def cmd_code(args: argparse.Namespace) -> int:
     from .registry import entry
     from .runner import write_fingerprints
@@ -153,6 +197,30 @@ def cmd_layers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_site(args: argparse.Namespace) -> int:
+    from .site import build_site, check_out, check_port, serve
+
+    root = find_root()
+    if args.port is not None and not args.serve:
+        raise UserError("--port is for --serve (icml25 site --serve --port P)")
+    port = 8000 if args.port is None else args.port
+    check_port(port)
+    out = Path(args.out).resolve() if args.out else root / "site"
+    check_out(root, out)  # bad input is refused before anything is built
+    built = build_site(root, out)
+    for w in built.warnings:
+        print(f"icml25 site: mkdocs: {w}", file=sys.stderr)
+    shown = out.relative_to(root) if out.is_relative_to(root) else out
+    print(
+        f"built {shown}/ in {built.seconds:.1f} s: {built.papers} papers ({built.implemented} implemented), "
+        f"{built.pages} pages, {built.figures} figures; {built.prefect}"
+    )
+    if not args.serve:
+        print(f"open {shown}/index.html, or serve it: icml25 site --serve")
+        return 0
+    return serve(out, port, announce=lambda line: print(line, flush=True))
+
+
 def cmd_s3(args: argparse.Namespace) -> int:
     from .store import serve
 
@@ -172,6 +240,16 @@ def parser(extend: Extend | None = None, epilog: str | None = None) -> argparse.
     if extend:
         extend(sub)
     sub.add_parser("check", help="check params.yaml against every paper's schema").set_defaults(fn=cmd_check)
+    v = sub.add_parser(
+        "verify",
+        help="compare the last run's claims with the committed claims.json, verdict by verdict and value by value",
+    )
+    v.add_argument(
+        "slugs", nargs="*", metavar="SLUG", help="papers to verify (default: every implemented one)"
+    )
+    v.add_argument("--against", default="HEAD", metavar="REV", help="the git revision to compare with (HEAD)")
+    v.add_argument("--all", action="store_true", help="list every claim, not only those that differ")
+    v.set_defaults(fn=cmd_verify)
     s = sub.add_parser("stage", help="run one stage of one paper (what dvc.yaml calls)")
     s.add_argument("slug")
     s.add_argument("stage", choices=STAGES)
@@ -195,6 +273,13 @@ def parser(extend: Extend | None = None, epilog: str | None = None) -> argparse.
     )
     sy.set_defaults(fn=cmd_sync)
     sub.add_parser("layers", help="check the import layering of the code").set_defaults(fn=cmd_layers)
+    si = sub.add_parser("site", help="build the results site (site/) from reports/; --serve serves it")
+    si.add_argument("--out", metavar="DIR", help="where to build it (default site/ in the checkout)")
+    si.add_argument("--serve", action="store_true", help="then serve it on 127.0.0.1 until Ctrl-C")
+    si.add_argument(
+        "--port", type=int, metavar="P", help="the port for --serve (default 8000; 0: a free one)"
+    )
+    si.set_defaults(fn=cmd_site)
     s3 = sub.add_parser("s3", help="a local S3 server for dvc push / pull")
     s3.add_argument("action", choices=["serve"])
     s3.add_argument("--dir", default=".s3", help="where the server keeps its data (default .s3)")
