@@ -91,13 +91,17 @@ class StageFailed(RuntimeError):
         self.name, self.code, self.tail = name, code, tail
 
 
-def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> None:
-    """``dvc repro --single-item name`` (``--force --no-run-cache`` when forced), its output line by line."""
-    cmd = ["dvc", "repro", "--single-item", name]
-    if force:
-        cmd += ["--force", "--no-run-cache"]
+def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: str | None = None) -> None:
+    """``dvc <args>`` in ``root``, its output line by line to ``emit`` (DVC's git hints left out); raises
+    :class:`StageFailed` on a non-zero exit, with the last lines of its output."""
     proc = procs.spawn(
-        cmd, cwd=root, env=dvc_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        ["dvc", *args],
+        cwd=root,
+        env=dvc_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
     )
     tail: list[str] = []
     assert proc.stdout is not None
@@ -111,4 +115,12 @@ def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> No
     finally:  # this flow stopped (a signal, a cancelled run): so does dvc and the stage it runs
         procs.stop(proc)
     if code != 0:
-        raise StageFailed(name, code, "\n".join(tail))
+        raise StageFailed(name or f"dvc {' '.join(args)}", code, "\n".join(tail))
+
+
+def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> None:
+    """``dvc repro --single-item name`` (``--force --no-run-cache`` when forced), its output line by line."""
+    args = ["repro", "--single-item", name]
+    if force:
+        args += ["--force", "--no-run-cache"]
+    dvc_command(root, args, emit, name)

@@ -4,8 +4,14 @@ A paper's flow is built from DVC's own stage graph (:func:`flows.dvcgraph.plan`)
 ``<stage>@<slug>``. The flow asks ``dvc status`` once; stale stages and everything downstream of them run
 through ``dvc repro --single-item``; up-to-date stages finish at once as Completed(name="Skipped"). When the
 code changed, ``code@<slug>`` (the per-stage code fingerprints) runs first and the flow asks again, so only the
-stages whose code or data changed run. ``force``
-re-runs every stage without the run cache (the nightly re-verification).
+stages whose code or data changed run. ``force`` re-runs every stage without the run cache.
+
+The nightly re-verification (the deployments' schedules) runs with ``force=true, verify=true``: before the run
+it reads each paper's last committed ``claims.json`` (git ``HEAD``), after it compares every claim with it
+(:mod:`icml25.verify`: verdict, and value within the claim's tolerance), publishes the comparison as a markdown
+artifact (``claims-verification``), pushes the new artifacts when a DVC remote is configured (``push``: None =
+whenever :func:`icml25.store.configured_remote` finds one), and ends **Failed** when a claim that held now fails,
+the message naming the paper, the claim and both values.
 
 DVC owns caching, so tasks use no Prefect cache. DVC does not stop two runs in one checkout from interleaving:
 each flow holds the checkout's run lock (:mod:`icml25.lock`, an flock that dies with its process; a flow started
@@ -24,13 +30,14 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.states import Completed
+from prefect.states import Completed, Failed
 
-from flows.dvcgraph import Step, plan, repro
+from flows.dvcgraph import Step, dvc_command, plan, repro
 from icml25.lock import checkout_lock
 from icml25.params import implemented, load_params
 from icml25.paths import PaperPaths
 from icml25.registry import entry
+from icml25.verify import REGRESSED, PaperVerification, committed_claims, markdown, verify_paper
 
 
 @contextmanager
@@ -64,6 +71,68 @@ def _publish(paths: PaperPaths) -> None:
         )
 
 
+@task(cache_policy=NO_CACHE, persist_result=False, retries=2, retry_delay_seconds=10)
+def dvc_push(root: str, remote: str, targets: list[str]) -> None:
+    """``dvc push`` of the stages' outputs (and their run cache) to ``remote``: a network step, retried."""
+    log = get_run_logger()
+    log.info("pushing %s to the DVC remote %r", ", ".join(targets) if targets else "every output", remote)
+    dvc_command(Path(root), ["push", "--run-cache", "-r", remote, *targets], log.info)
+
+
+def _baselines(here: Path, slugs: list[str]) -> dict[str, dict | None]:
+    """Each paper's claims.json as last committed (git HEAD), read before the run rewrites the file."""
+    return {slug: committed_claims(here, slug) for slug in slugs}
+
+
+def _reverify(here: Path, baselines: dict[str, dict | None]):
+    """Compare every claim with its committed record and publish the comparison; a Failed state naming every
+    regression, else None."""
+    log = get_run_logger()
+    results = []
+    for slug, baseline in baselines.items():
+        if baseline is None:
+            results.append(
+                PaperVerification(slug, missing=f"no reports/{slug}/claims.json committed at HEAD")
+            )
+        else:
+            results.append(verify_paper(here, slug, baseline=baseline))
+    create_markdown_artifact(
+        markdown=markdown(results, "Claims re-verified against the last commit"),
+        key="claims-verification",
+        description="every claim of this run against the committed claims.json",
+    )
+    for r in results:
+        for c in r.changes:
+            if c.status != "agrees":
+                log.warning(c.describe())
+        if r.missing:
+            log.warning("%s: %s", r.paper, r.missing)
+    regressions = [c for r in results for c in r.changes if c.status == REGRESSED]
+    if regressions:
+        return Failed(
+            message=f"{len(regressions)} claim(s) that held now fail: "
+            + "; ".join(c.describe() for c in regressions)
+        )
+    log.info("no claim that held fails now (%d papers compared)", len(results))
+    return None
+
+
+def _push(here: Path, push: bool | None, verify: bool, targets: list[str]) -> None:
+    """Push the run's outputs: ``push`` True (a remote must be configured), None (the nightly run, ``verify``:
+    whenever a remote is configured) or False."""
+    from icml25.store import configured_remote
+
+    if push is False or (push is None and not verify):
+        return
+    remote = configured_remote(here)
+    if remote:
+        dvc_push(str(here), remote, targets)
+    elif push:
+        raise RuntimeError(
+            f"push=true but {here} has no configured DVC remote (see README, Sharing artifacts through S3)"
+        )
+
+
 @dataclass(frozen=True)
 class _Planned:
     """The plan of a whole checkout, made once by reproduce_all (which holds the checkout's lock meanwhile)."""
@@ -86,8 +155,12 @@ def _first_plan(here: Path, names, force: bool) -> list[Step]:
 
 
 @flow(name="reproduce-paper", flow_run_name="{slug}", log_prints=True)
-def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> list[str]:
-    """Reproduce one paper through its DVC stages; returns the stages that ran."""
+def reproduce_paper(
+    slug: str, force: bool = False, root: str | None = None, verify: bool = False, push: bool | None = None
+):
+    """Reproduce one paper through its DVC stages; returns the stages that ran. ``verify``: compare its claims
+    with the committed ones afterwards and fail on a regression; ``push``: push its outputs to the DVC remote
+    (None: in a ``verify`` run, when one is configured). See the module."""
     entry(slug)
     here = _root(root)
     if slug not in implemented(load_params(here)):
@@ -95,6 +168,7 @@ def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> 
     ran: list[str] = []
     mine = lambda n: n.endswith(f"@{slug}")  # noqa: E731
     with _locked(here):
+        baselines = _baselines(here, [slug]) if verify else {}
         steps = _first_plan(here, mine, force)
         code = [s for s in steps if s.name == f"code@{slug}"]
         for step in code:  # the code fingerprints first: they decide which stages an edit touched
@@ -110,23 +184,30 @@ def reproduce_paper(slug: str, force: bool = False, root: str | None = None) -> 
             result = dvc_stage.with_options(name=step.name)(step, str(here), force)
             if step.stale:
                 ran.append(result)
-    _publish(PaperPaths(here, slug))
+        _publish(PaperPaths(here, slug))
+        _push(here, push, verify, [s.name for s in steps])
+        if verify:
+            failed = _reverify(here, baselines)
+            if failed is not None:
+                return failed
     return ran
 
 
 @flow(name="reproduce-all", log_prints=True)
-def reproduce_all(force: bool = False, root: str | None = None) -> dict[str, list[str]]:
+def reproduce_all(
+    force: bool = False, root: str | None = None, verify: bool = False, push: bool | None = None
+):
     """Every implemented paper (params.yaml order), then the index reports/README.md. One `dvc status` plans
-    them all; the index runs when it was stale or a report ran (its only inputs besides its code)."""
+    them all; the index runs when it was stale or a report ran (its only inputs besides its code).
+    ``verify``/``push``: the nightly re-verification of every paper's claims (see the module)."""
     here = _root(root)
     with _locked(here):
+        slugs = implemented(load_params(here))
+        baselines = _baselines(here, slugs) if verify else {}
         steps = plan(here, lambda n: True, force)
         token = _PLANNED.set(_Planned(here, force, tuple(steps)))
         try:
-            ran = {
-                slug: reproduce_paper(slug, force=force, root=str(here))
-                for slug in implemented(load_params(here))
-            }
+            ran = {slug: reproduce_paper(slug, force=force, root=str(here)) for slug in slugs}
         finally:
             _PLANNED.reset(token)
         reports_ran = any(name.startswith("report@") for names in ran.values() for name in names)
@@ -135,4 +216,9 @@ def reproduce_all(force: bool = False, root: str | None = None) -> dict[str, lis
             dvc_stage.with_options(name=step.name)(step, str(here), force)
             if step.stale:
                 ran["index"] = ["index"]
+        _push(here, push, verify, [])
+        if verify:
+            failed = _reverify(here, baselines)
+            if failed is not None:
+                return failed
     return ran

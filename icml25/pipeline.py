@@ -151,13 +151,16 @@ DEPLOYMENT = """\
         active: false
         parameters:
           force: true
+          verify: true
 """
 
 PREFECT_TEMPLATE = """\
 {header}\
 # Prefect deployments of icml25-repro: one parametrized `reproduce-paper` deployment per implemented paper and
 # `reproduce-all`, on the process work pool `local`. Each has a nightly schedule (paused: resume it in the UI or
-# with `prefect deployment schedule resume`) that re-verifies the claims with force=true (no DVC run cache).
+# with `prefect deployment schedule resume`) that re-verifies the claims: force=true (every stage re-run, no DVC
+# run cache) and verify=true (each claim compared with the committed claims.json; the run fails when a claim that
+# held now fails, and pushes the new artifacts when a DVC remote is configured).
 #   prefect server start
 #   prefect work-pool create local --type process
 #   prefect deploy --all
@@ -188,6 +191,7 @@ deployments:
         active: false
         parameters:
           force: true
+          verify: true
 """
 
 

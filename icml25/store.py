@@ -213,6 +213,34 @@ class LocalS3:
         ]
 
 
+# What makes an S3 remote usable besides its URL: an endpoint (MinIO, SeaweedFS) or credentials of its own.
+_REMOTE_ACCESS = ("endpointurl", "access_key_id", "profile", "credentialpath", "configpath")
+_AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE")
+
+
+def configured_remote(root: Path, name: str | None = None) -> str | None:
+    """The DVC remote ``name`` (default: the checkout's default remote) when it is configured for use, else None.
+
+    The tracked ``.dvc/config`` always declares the project's remote (``s3://icml25-repro/dvc``); it counts as
+    configured once something says where and as whom to reach it: an endpoint or keys in DVC's config (usually
+    ``.dvc/config.local``), AWS credentials in the environment or ``~/.aws/credentials``. A remote that is not S3
+    (a local folder, ssh, ...) counts as configured as it stands."""
+    from dvc.config import Config
+
+    config = Config(dvc_dir=str(Path(root) / ".dvc"))
+    name = name or config["core"].get("remote")
+    remote = config["remote"].get(name) if name else None
+    if remote is None:
+        if name and name != config["core"].get("remote"):
+            raise UserError(f"no DVC remote {name!r} in {root} (dvc remote list shows them)")
+        return None
+    if not str(remote.get("url", "")).startswith("s3://"):
+        return name
+    if any(remote.get(k) for k in _REMOTE_ACCESS) or any(os.environ.get(k) for k in _AWS_ENV):
+        return name
+    return name if (Path.home() / ".aws" / "credentials").exists() else None
+
+
 def write_retry_config(path: Path) -> Path:
     """Write :data:`RETRY_CONFIG` to ``path`` (an AWS config file for a remote's ``configpath``)."""
     path = Path(path)
