@@ -1,4 +1,6 @@
-"""``python -m flows <slug>|all --root R [--force]``: run one flow in this process (PREFECT_API_URL set)."""
+"""``python -m flows <slug>|all --root R [--force] [--pool P [--remote R] [--queue Q] [--profile P]]``: run one
+flow in this process (PREFECT_API_URL set): reproduce-paper / reproduce-all, or with ``--pool`` reproduce-parallel
+(:mod:`flows.distributed`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,10 @@ def main() -> int:
     p.add_argument("--root", required=True)
     p.add_argument("--force", action="store_true")
     p.add_argument("--wait-for-server", action="store_true", help="poll PREFECT_API_URL/health first")
+    p.add_argument("--pool", help="reproduce-parallel through this work pool's workers")
+    p.add_argument("--remote", help="with --pool: results through this DVC remote")
+    p.add_argument("--queue", help="with --pool: the pool's work queue")
+    p.add_argument("--profile", help="with --pool and --remote: the profile the workers apply")
     args = p.parse_args()
     import os
 
@@ -30,7 +36,23 @@ def main() -> int:
         print(f"icml25: error: {exc}", file=sys.stderr)
         return 2
     try:
-        if args.target == "all":
+        if args.pool:
+            from flows.distributed import reproduce_parallel
+
+            state = reproduce_parallel(
+                args.pool,
+                root=args.root,
+                force=args.force,
+                remote=args.remote,
+                queue=args.queue,
+                profile=args.profile,
+                papers=None if args.target == "all" else [args.target],
+                return_state=True,
+            )
+            if not state.is_completed():
+                print(f"flow failed: {state.message}", file=sys.stderr)
+                return 1
+        elif args.target == "all":
             reproduce_all(force=args.force, root=args.root)
         else:
             reproduce_paper(args.target, force=args.force, root=args.root)
