@@ -222,6 +222,8 @@ def write_report(ctx: Any, module: Any) -> dict[str, Any]:
             "value": c["value"],
             "test": f"{c['op']} {fmt(c['threshold'])}",
             "verdict": "held" if c["passed"] else "**failed**",
+            "recompute tolerance": c["tolerance"],
+            "the paper's number": c.get("paper", "-"),
         }
         for cid, c in claims.items()
     ]
@@ -252,7 +254,7 @@ def write_report(ctx: Any, module: Any) -> dict[str, Any]:
     (out / "README.md").write_text("\n".join(text))
     io.write_json(out / "claims.json", doc)
     io.write_json(out / "metrics.json", metrics)
-    io.write_json(out / "timing.json", _timings(paths))
+    io.write_json(out / "timing.json", _timings(paths, profile))
     return doc
 
 
@@ -264,14 +266,26 @@ def _note_line(slug: str, cid: str, c: dict[str, Any]) -> str:
     return f"- `{cid}`: {'; '.join(parts)}\n" if parts else ""
 
 
-def _timings(paths: PaperPaths) -> dict[str, Any]:
-    """Wall times of the stages' last runs (from .dvc/tmp): kept out of README.md and claims.json."""
+def _timings(paths: PaperPaths, profile: str) -> dict[str, Any]:
+    """Wall times of the stages' last runs, kept out of README.md and claims.json: each stage's record under
+    .dvc/tmp; a stage without one there (DVC skipped it in a checkout whose .dvc/tmp is new, such as a queued
+    experiment's temporary workspace under .dvc/tmp/exps) keeps its time from the previous timing.json (a persist
+    output, still in place) when that one was written under the same profile."""
+    previous: dict[str, Any] = {}
+    try:
+        doc = io.read_json(paths.timing)
+        if doc.get("profile") == profile and isinstance(doc.get("wall_s"), dict):
+            previous = doc["wall_s"]
+    except (OSError, ValueError, AttributeError):
+        pass
     found = {}
     for stage in STAGES:
         f = paths.stage_timings / f"{stage}.json"
         if f.exists():
             found[stage] = io.read_json(f)["wall_s"]
-    return {"paper": paths.slug, "wall_s": found}
+        elif isinstance(previous.get(stage), int | float):
+            found[stage] = previous[stage]
+    return {"paper": paths.slug, "profile": profile, "wall_s": found}
 
 
 # -------------------------------------------------------------------------------------------------- index

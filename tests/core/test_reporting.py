@@ -51,17 +51,24 @@ def _module(tmp_path: Path, template: str = TEMPLATE) -> ModuleType:
     mod.__file__ = str(tmp_path / "report.py")
 
     @claim(
-        "<=", 2.0, kind="result", statement="regret / sqrt(T)", source="Thm 1", killed_by="test_a.py::test_b"
+        "<=",
+        2.0,
+        kind="result",
+        statement="regret / sqrt(T)",
+        source="Thm 1",
+        killed_by="test_a.py::test_b",
+        tol=1e-9,
+        paper="regret O(sqrt(T))",
     )
     def sublinear(ev):
         s = ev.json("summary.json")
         return s["regret"] / math.sqrt(s["T"]), f"T = {s['T']}"
 
-    @claim(">=", 0.5, kind="invariant", statement="coverage", source="Fig. 2")
+    @claim(">=", 0.5, kind="invariant", statement="coverage", source="Fig. 2", tol=0)
     def covers(ev):
         return ev.csv("runs.csv").coverage.min()
 
-    @claim("<", 1.0, kind="simulated", statement="a ratio that is undefined here", source="Sec. 3")
+    @claim("<", 1.0, kind="simulated", statement="a ratio that is undefined here", source="Sec. 3", tol=0)
     def undefined(ev):
         return float("nan")
 
@@ -155,6 +162,7 @@ def test_contract_problems_are_named():
         "threshold": 0.5,
         "passed": 1,
         "kind": "invariant",
+        "tolerance": 0.0,
     }
     assert contract_problems({"paper": "p", "profile": "quick", "claims": {"a": ok}}, ["a"]) == []
     bad = {
@@ -183,3 +191,21 @@ def test_numbers_print_to_their_precision():
     assert fixed(0.41807912) == "0.418079" and fixed(1.0) == "1" and fixed(0.9973104, 4) == "0.9973"
     assert fmt(5.345e-16) == "5.345e-16" and fmt(144) == "144" and fmt(0.0683) == "0.0683"
     assert fixed(float("inf")) == "inf"
+
+
+def test_timing_keeps_the_stages_that_did_not_run_here_from_the_same_profile(tmp_path):
+    """A queued experiment's temporary workspace starts with an empty .dvc/tmp: the stages DVC skipped there keep
+    their wall times from the previous timing.json (same profile only), the stages that ran have fresh ones."""
+    from icml25.reporting import _timings
+
+    paths = PaperPaths(tmp_path, SLUG)
+    paths.stage_timings.mkdir(parents=True)
+    (paths.stage_timings / "train.json").write_text(json.dumps({"stage": "train", "wall_s": 2.5}))
+    assert _timings(paths, "smoke") == {"paper": SLUG, "profile": "smoke", "wall_s": {"train": 2.5}}
+    paths.timing.parent.mkdir(parents=True)
+    old = {"paper": SLUG, "profile": "smoke", "wall_s": {"prepare": 1.0, "validate": 4.0, "train": 9.0}}
+    paths.timing.write_text(json.dumps(old))
+    assert _timings(paths, "smoke")["wall_s"] == {"prepare": 1.0, "validate": 4.0, "train": 2.5}
+    assert _timings(paths, "quick")["wall_s"] == {"train": 2.5}  # another profile's times are never mixed in
+    paths.timing.write_text(json.dumps({"paper": SLUG, "wall_s": {"prepare": 1.0}}))  # no profile recorded
+    assert _timings(paths, "smoke")["wall_s"] == {"train": 2.5}
