@@ -7,6 +7,15 @@
   scratch copy) minus the time of its `dvc repro --single-item` subprocesses and its one `dvc status`;
 - with ``--quick``: the quick profile of each implemented paper from scratch (fresh cache), by plain
   `dvc repro` (goal: under 3 minutes per paper; about 20 minutes in all).
+- with ``--workers`` (only this part runs; the other rows of the file are kept): the quick profile of every
+  implemented paper from scratch (a fresh scratch copy, empty DVC cache, every stage computed) by ``icml25 run
+  all --workers N`` for N = 1 and 2, its wall time and the speed-up, and the overhead each worker adds: setting
+  up its worktree (``git worktree``, the sync, the shared-cache config), linking what a paper needs from the
+  shared cache (``setup_s``), its flow run's own start-up and outcome beyond the paper's stages (``flow_s -
+  seconds``: the process worker's subprocess, the pull step, the state digest, writing the outcome), applying
+  the outcome in the asking checkout (``apply_s``: lock entries, uncached outputs, ``dvc checkout``), and the
+  share of the run each worker was busy. About an hour on 2 cores; the per-paper times go to the file's
+  ``workers`` key.
 
 Writes benchmarks/results/pipeline.json.
 """
@@ -128,8 +137,112 @@ def main(quick: bool = False) -> None:
     )
 
 
+WORKER_ROWS = "quick profile, every paper, "  # the rows the --workers part owns (their "what" starts so)
+
+
+def _worker_run(n: int, tmp: Path) -> dict:
+    """One `icml25 run all --workers n` of the quick profile from scratch; its wall time and summary."""
+    import re
+
+    from icml25.scratch import dvc_env, make_scratch
+
+    work = make_scratch(ROOT, "quick", dest=tmp / f"workers-{n}")
+    assert not (work / ".dvc" / "cache").exists()
+    env = {k: v for k, v in dvc_env().items() if not k.startswith("PREFECT_")}
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "run", "all", "--workers", str(n)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - start
+    text = out.stdout + out.stderr
+    (tmp / f"workers-{n}.log").write_text(text)
+    if out.returncode != 0:
+        raise SystemExit(f"icml25 run all --workers {n} failed ({out.returncode}):\n{text[-3000:]}")
+    status = subprocess.run(
+        [sys.executable, "-m", "dvc", "status", "--json"], cwd=work, env=env, capture_output=True, text=True
+    )
+    summary = json.loads((work / "runs" / "last-parallel-run.json").read_text())
+    trees = [float(x) for x in re.findall(r"worker checkout \S+ ready \(([\d.]+) s\)", text)]
+    return {
+        "workers": n,
+        "wall_s": round(wall, 1),
+        "clean": json.loads(status.stdout or "{}") == {},
+        "worktree_s": trees,
+        "summary": summary,
+    }
+
+
+def _worker_rows(runs: list[dict]) -> list[dict]:
+    rows = []
+    for r in runs:
+        papers = r["summary"]["papers"]
+        busy: dict[str, float] = {}
+        for p in papers.values():
+            busy[p["worker"]] = busy.get(p["worker"], 0.0) + (p["flow_s"] or 0.0)
+        flow_extra = [p["flow_s"] - p["seconds"] for p in papers.values() if p["flow_s"] is not None]
+        setup = [p["setup_s"] for p in papers.values()]
+        apply = [p["apply_s"] for p in papers.values()]
+        wt = r["worktree_s"]
+        rows.append(
+            {
+                "what": f"{WORKER_ROWS}`icml25 run all --workers {r['workers']}` from scratch",
+                "goal": "faster with 2 workers" if r["workers"] == 2 else "reference",
+                "measured": f"{r['wall_s']:.0f} s wall ({len(papers)} papers; `dvc status` "
+                + ("clean" if r["clean"] else "NOT clean")
+                + " after)",
+            }
+        )
+        rows.append(
+            {
+                "what": f"{WORKER_ROWS}overhead per worker, {r['workers']} worker(s)",
+                "goal": "small against the papers' minutes",
+                "measured": f"worktree set-up {statistics.mean(wt):.1f} s each; per paper: linking from the "
+                f"shared cache {statistics.mean(setup):.1f} s, flow-run start-up and outcome "
+                f"{statistics.mean(flow_extra):.1f} s, applying it here {statistics.mean(apply):.1f} s "
+                f"(means over {len(papers)}); busy "
+                + ", ".join(f"{w} {b / r['wall_s']:.0%}" for w, b in sorted(busy.items())),
+            }
+        )
+    if len(runs) == 2:
+        one, two = runs
+        rows.append(
+            {
+                "what": f"{WORKER_ROWS}speed-up of 2 workers over 1 on {os.cpu_count()} cores",
+                "goal": "> 1",
+                "measured": f"{one['wall_s'] / two['wall_s']:.2f}x ({one['wall_s']:.0f} s -> {two['wall_s']:.0f} s)",
+            }
+        )
+    return rows
+
+
+def workers_main(counts: tuple[int, ...] = (1, 2)) -> None:
+    from benchmarks._common import RESULTS, load_text
+
+    load = load_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [_worker_run(n, Path(tmp)) for n in counts]
+    path = RESULTS / "pipeline.json"
+    old = json.loads(path.read_text()) if path.exists() else {"rows": [], "note": ""}
+    rows = [r for r in old["rows"] if not r["what"].startswith(WORKER_ROWS)] + _worker_rows(runs)
+    note = old.get("note", "").split(" Workers:")[0]
+    note += (
+        f" Workers: one run per worker count, each from an empty DVC cache; {load} of the first; the"
+        " papers dispatched longest first (their last timing.json). Per-paper times under `workers`."
+    )
+    out = write("pipeline", ["what", "goal", "measured"], rows, note=note.strip())
+    doc = json.loads(out.read_text())
+    doc["workers"] = [{k: v for k, v in r.items()} for r in runs]
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--overhead":
+    if "--workers" in sys.argv:
+        workers_main()
+    elif len(sys.argv) == 4 and sys.argv[1] == "--overhead":
         os.chdir(ROOT)
         prefect_overhead(Path(sys.argv[2]), sys.argv[3])
     else:

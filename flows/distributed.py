@@ -123,20 +123,21 @@ def reproduce_on_worker(
             dvc_pull(str(work), remote, names)
         else:
             dvc_checkout(str(work), names)
+        fetched = time.monotonic()
         ran = reproduce_paper(slug, force=force, root=str(work))
+        done = time.monotonic()
         if remote and ran:
             dvc_push(str(work), remote, names)
-        where = outcome.collect(
-            work,
-            slug,
-            outcome.Outbox.from_param(outbox),
-            {
-                "ran": ran,
-                "state": mine,
-                "worker": os.environ.get(WORKER_ENV, ""),
-                "seconds": time.monotonic() - start,
-            },
-        )
+        meta = {
+            "ran": ran,
+            "state": mine,
+            "worker": os.environ.get(WORKER_ENV, ""),
+            "setup_s": round(fetched - start, 2),  # pulling or linking what the paper needs
+            "run_s": round(done - fetched, 2),  # reproduce-paper: the stale stages
+            "push_s": round(time.monotonic() - done, 2),
+            "seconds": round(time.monotonic() - start, 2),
+        }
+        where = outcome.collect(work, slug, outcome.Outbox.from_param(outbox), meta)
     log.info("%s: ran %s; outcome in %s", slug, ", ".join(ran) or "nothing (all up to date)", where)
     return {"ran": ran, "outcome": where}
 
@@ -210,6 +211,35 @@ def expected_seconds(root: Path, slug: str) -> float:
         return 0.0
 
 
+SUMMARY = Path("runs") / "last-parallel-run.json"
+
+
+def _summary(run: Any, meta: dict[str, Any], apply_s: float) -> dict[str, Any]:
+    """One paper's times: waiting for a worker, the worker's own phases, applying the outcome here."""
+    queued = None
+    if run.start_time and run.created:
+        queued = round((run.start_time - run.created).total_seconds(), 2)
+    flow_s = None
+    if run.start_time and run.end_time:  # the worker's flow run, start-up and outcome included
+        flow_s = round((run.end_time - run.start_time).total_seconds(), 2)
+    keys = ("worker", "host", "setup_s", "run_s", "push_s", "seconds", "ran")
+    return {
+        "queued_s": queued,
+        "flow_s": flow_s,
+        **{k: meta.get(k) for k in keys},
+        "apply_s": round(apply_s, 2),
+    }
+
+
+def _write_summary(here: Path, papers: dict[str, Any], wall: float, failures: dict[str, str]) -> None:
+    """runs/last-parallel-run.json: what each paper cost where (the pipeline benchmark reads it)."""
+    from icml25 import io
+
+    path = here / SUMMARY
+    path.parent.mkdir(parents=True, exist_ok=True)
+    io.write_json(path, {"wall_s": round(wall, 2), "papers": papers, "failed": failures})
+
+
 @flow(name="reproduce-parallel", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=64))
 def reproduce_parallel(
     pool: str,
@@ -228,6 +258,8 @@ def reproduce_parallel(
     here = _root(root)
     ran: dict[str, list[str]] = {}
     failures: dict[str, str] = {}
+    summary: dict[str, dict[str, Any]] = {}
+    began = time.monotonic()
     with _locked(here):
         slugs = [s for s in implemented(load_params(here)) if papers is None or s in papers]
         steps = plan(here, lambda n: True, force)
@@ -262,9 +294,11 @@ def reproduce_parallel(
                         )
                         log.error("%s: %s", slug, failures[slug])
                         continue
+                    applying = time.monotonic()
                     got = outcome.fetch(here, box, slug, Path(tmp))
                     left = outcome.apply(here, got, log.info, remote)
                     ran[slug] = list(got.meta.get("ran", []))
+                    summary[slug] = _summary(run, got.meta, time.monotonic() - applying)
                     if left:
                         failures[slug] = f"not up to date after its worker's results were applied: {left}"
                         log.error("%s: %s", slug, failures[slug])
@@ -277,6 +311,7 @@ def reproduce_parallel(
                             ", ".join(ran[slug]) or "nothing",
                         )
             outcome.discard(here, box)
+            _write_summary(here, summary, time.monotonic() - began, failures)
         reports_ran = any(n.startswith("report@") for names in ran.values() for n in names)
         for step in (s for s in steps if s.name == "index"):
             if step.stale or reports_ran:

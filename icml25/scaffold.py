@@ -124,11 +124,12 @@ def run(ctx: StageContext) -> None:
 REPORT = '''\
 """The claims of $slug, computed from data/$slug/evaluated, and what report.md shows.
 
-Declare each claim with its test, its kind and the function that computes it from the evaluated artifacts (a
-`result` names the test in tests/papers/$slug/ in which a stub or broken method fails it):
+Declare each claim with its test, its kind, its tolerance and the function that computes it from the evaluated
+artifacts (a `result` names the test in tests/papers/$slug/ in which a stub or broken method fails it):
 
     @claim(">=", 0.03, kind="result", killed_by="test_stubs.py::test_fedavg_as_method_fails",
-           statement="...", source="Table 1")
+           statement="...", source="Table 1", tol=0.01,  # how far a recompute may move it (CONTRIBUTING)
+           paper="+4.2 points (Table 1)")
     def beats_baselines(ev):
         summary = ev.json("summary.json")
         return summary["gap"], f"note shown under the claims table"

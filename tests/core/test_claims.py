@@ -20,16 +20,25 @@ def _fn(ev):
 
 def test_a_claim_declares_its_kind_and_a_result_its_stub_test():
     with pytest.raises(TypeError, match="kind"):
-        claim(">=", 1, statement="s", source="x")(_fn)  # no default: every paper chooses
+        claim(">=", 1, statement="s", source="x", tol=0)(_fn)  # no default: every paper chooses
     with pytest.raises(ValueError, match="kind must be one of .* got 'proof'"):
-        claim(">=", 1, kind="proof", statement="s", source="x")(_fn)
+        claim(">=", 1, kind="proof", statement="s", source="x", tol=0)(_fn)
     with pytest.raises(ValueError, match="names the test in which a stub"):
-        claim(">=", 1, kind="result", statement="s", source="x")(_fn)
+        claim(">=", 1, kind="result", statement="s", source="x", tol=0)(_fn)
     with pytest.raises(ValueError, match="got 'stubs::fails'"):
-        claim(">=", 1, kind="result", statement="s", source="x", killed_by="stubs::fails")(_fn)
+        claim(">=", 1, kind="result", statement="s", source="x", tol=0, killed_by="stubs::fails")(_fn)
     with pytest.raises(ValueError, match="killed_by is for result claims"):
-        claim(">=", 1, kind="invariant", statement="s", source="x", killed_by="test_a.py::test_b")(_fn)
-    c = claim(">=", 1, kind="result", statement="s", source="x", killed_by="test_a.py::test_b")(_fn)
+        claim(">=", 1, kind="invariant", statement="s", source="x", tol=0, killed_by="test_a.py::test_b")(_fn)
+    c = claim(
+        ">=",
+        1,
+        kind="result",
+        statement="s",
+        source="x",
+        tol=0.01,
+        killed_by="test_a.py::test_b",
+        paper="0.9",
+    )(_fn)
     assert c.verdict(*c.evaluate(None)) == {
         "statement": "s",
         "source": "x",
@@ -39,16 +48,46 @@ def test_a_claim_declares_its_kind_and_a_result_its_stub_test():
         "passed": 1,
         "kind": "result",
         "killed_by": "test_a.py::test_b",
+        "tolerance": 0.01,
+        "paper": "0.9",
     }
-    assert "killed_by" not in claim("<", 1, kind="simulated", statement="s", source="x")(_fn).verdict(0.5)
+    rec = claim("<", 1, kind="simulated", statement="s", source="x", tol=0)(_fn).verdict(0.5)
+    assert "killed_by" not in rec and "paper" not in rec and rec["tolerance"] == 0
+
+
+def test_a_claim_declares_how_far_a_recompute_may_move_it():
+    with pytest.raises(TypeError, match="tol"):
+        claim(">=", 1, kind="invariant", statement="s", source="x")(_fn)  # no default: every claim says
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="tol must be a finite number >= 0"):
+            claim(">=", 1, kind="invariant", statement="s", source="x", tol=bad)(_fn)
+
+
+def test_every_declared_claim_has_a_tolerance(root):
+    for slug in implemented(load_params(root)):
+        for c in declared(load_stage(slug, "report")):
+            assert c.tol >= 0 and (c.paper is None or (isinstance(c.paper, str) and 0 < len(c.paper) < 120))
 
 
 def test_the_contract_requires_a_kind_and_a_results_stub_test():
-    ok = {"statement": "s", "source": "x", "value": 1.0, "op": ">=", "threshold": 0.5, "passed": 1}
+    ok = {
+        "statement": "s",
+        "source": "x",
+        "value": 1.0,
+        "op": ">=",
+        "threshold": 0.5,
+        "passed": 1,
+        "tolerance": 0,
+    }
     doc = {"paper": "p", "profile": "q", "claims": {"a": ok, "b": {**ok, "kind": "result"}}}
     assert contract_problems(doc) == [
         "a: kind must be one of ['result', 'invariant', 'simulated'], got None",
         "b: a result claim names its stub-killing test (killed_by)",
+    ]
+    no_tol = {k: v for k, v in ok.items() if k != "tolerance"} | {"kind": "invariant"}
+    assert contract_problems({**doc, "claims": {"c": no_tol, "d": {**no_tol, "tolerance": -1}}}) == [
+        "c: tolerance must be a finite number >= 0 (what a recompute may move), got None",
+        "d: tolerance must be a finite number >= 0 (what a recompute may move), got -1",
     ]
 
 

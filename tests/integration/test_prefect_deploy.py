@@ -42,7 +42,7 @@ def test_readme_prefect_commands(dvc_repo, tmp_path):
         deployment = json.loads(inspect)
         assert deployment["parameters"] == {"slug": "model_independence", "force": False}
         (schedule,) = deployment["schedules"]
-        assert schedule["active"] is False and schedule["parameters"] == {"force": True}
+        assert schedule["active"] is False and schedule["parameters"] == {"force": True, "verify": True}
         assert deployment["pull_steps"][0]["prefect.deployments.steps.set_working_directory"][
             "directory"
         ] == str(work)
