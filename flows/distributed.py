@@ -40,7 +40,7 @@ from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows import outcome
-from flows.dvcgraph import dvc_command, plan
+from flows.dvcgraph import plan
 from flows.reproduce import _locked, _root, dvc_push, dvc_stage, reproduce_paper
 from flows.worktrees import digest
 from icml25.params import implemented, load_params
@@ -66,17 +66,14 @@ def worker_checkout() -> Path:
 @task(cache_policy=NO_CACHE, persist_result=False, retries=2, retry_delay_seconds=10)
 def dvc_pull(root: str, remote: str, targets: list[str]) -> None:
     """``dvc pull`` of what the stages have on the remote (their outputs and run cache): a network step."""
-    log = get_run_logger()
-    log.info("pulling %s from the DVC remote %r", ", ".join(targets), remote)
-    dvc_command(
-        Path(root), ["pull", "-q", "-f", "--run-cache", "--allow-missing", "-r", remote, *targets], log.info
-    )
+    get_run_logger().info("pulling %s from the DVC remote %r", ", ".join(targets), remote)
+    outcome.fetch_outputs(Path(root), targets, remote, allow_missing=True)
 
 
 @task(cache_policy=NO_CACHE, persist_result=False)
 def dvc_checkout(root: str, targets: list[str]) -> None:
     """``dvc checkout`` of the stages' outputs that the (shared) cache holds."""
-    dvc_command(Path(root), ["checkout", "-q", "-f", "--allow-missing", *targets], get_run_logger().info)
+    outcome.fetch_outputs(Path(root), targets, allow_missing=True)
 
 
 def _work_dir(here: Path, profile: str | None) -> Path:
@@ -214,6 +211,10 @@ def expected_seconds(root: Path, slug: str) -> float:
 SUMMARY = Path("runs") / "last-parallel-run.json"
 
 
+def _names(steps: list, slug: str) -> list[str]:
+    return [st.name for st in steps if st.name.endswith(f"@{slug}")]
+
+
 def _summary(run: Any, meta: dict[str, Any], apply_s: float) -> dict[str, Any]:
     """One paper's times: waiting for a worker, the worker's own phases, applying the outcome here."""
     queued = None
@@ -296,21 +297,25 @@ def reproduce_parallel(
                         continue
                     applying = time.monotonic()
                     got = outcome.fetch(here, box, slug, Path(tmp))
-                    left = outcome.apply(here, got, log.info, remote)
+                    outcome.apply(here, got, remote)
                     ran[slug] = list(got.meta.get("ran", []))
                     summary[slug] = _summary(run, got.meta, time.monotonic() - applying)
-                    if left:
-                        failures[slug] = f"not up to date after its worker's results were applied: {left}"
-                        log.error("%s: %s", slug, failures[slug])
-                    else:
-                        log.info(
-                            "%s: done by %s in %.0f s (ran %s)",
-                            slug,
-                            got.meta.get("worker") or got.meta.get("host"),
-                            got.meta.get("seconds", 0),
-                            ", ".join(ran[slug]) or "nothing",
-                        )
+                    log.info(
+                        "%s: done by %s in %.0f s (ran %s)",
+                        slug,
+                        got.meta.get("worker") or got.meta.get("host"),
+                        got.meta.get("seconds", 0),
+                        ", ".join(ran[slug]) or "nothing",
+                    )
             outcome.discard(here, box)
+            # one `dvc status` for every paper applied: their stages must be up to date here now (a worker that
+            # ran other code or params than this checkout holds shows here, named)
+            left = outcome.status(here, [n for slug in summary for n in _names(steps, slug)])
+            for slug in summary:
+                stale_here = {n: v for n, v in left.items() if n.endswith(f"@{slug}")}
+                if stale_here:
+                    failures[slug] = f"not up to date after its worker's results were applied: {stale_here}"
+                    log.error("%s: %s", slug, failures[slug])
             _write_summary(here, summary, time.monotonic() - began, failures)
         reports_ran = any(n.startswith("report@") for names in ran.values() for n in names)
         for step in (s for s in steps if s.name == "index"):

@@ -27,12 +27,11 @@ import posixpath
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flows.dvcgraph import dvc_command, inside
+from flows.dvcgraph import inside
 
 OUTBOX_PREFIX = "icml25-outbox"
 DONE = "outcome.json"
@@ -188,22 +187,40 @@ def _replace(src: Path | None, dst: Path) -> None:
         tmp.replace(dst)
 
 
-def apply(root: Path, got: Fetched, emit: Callable[[str], None], remote: str | None = None) -> dict[str, Any]:
-    """Write a fetched outcome into checkout ``root``; returns ``dvc status`` of the paper's stages afterwards
-    (empty when everything is up to date)."""
+def apply(root: Path, got: Fetched, remote: str | None = None) -> None:
+    """Write a fetched outcome into checkout ``root``: the uncached outputs, the lock entries, then the cached
+    outputs from the (shared) cache, or pulled from ``remote``. :func:`status` tells whether it is up to date."""
     names = got.meta["stages"]
     for out in got.meta["uncached"]:
         src = got.folder / out
         _replace(src if src.exists() else None, root / out)
     write_lock_entries(root, got.lock)
-    if remote:
-        dvc_command(root, ["pull", "-q", "-r", remote, *names], emit)
-    else:
-        dvc_command(root, ["checkout", "-q", *names], emit)
-    return status(root, names)
+    fetch_outputs(root, names, remote)
 
 
-def status(root: Path, names: list[str]) -> dict[str, Any]:
+def fetch_outputs(
+    root: Path, names: list[str], remote: str | None = None, allow_missing: bool = False
+) -> None:
+    """The stages' cached outputs into ``root``'s workspace: ``dvc checkout`` from its cache, or ``dvc pull``
+    (and the run cache) from ``remote``; in this process, DVC being imported already."""
+    os.environ.setdefault("DVC_NO_ANALYTICS", "1")
+    from dvc.repo import Repo
+
+    with inside(root):
+        repo = Repo(str(root))
+        try:
+            if remote:
+                repo.pull(
+                    targets=names, remote=remote, force=True, run_cache=True, allow_missing=allow_missing
+                )
+            else:
+                repo.checkout(targets=names, force=True, allow_missing=allow_missing)
+        finally:
+            repo.close()
+
+
+def status(root: Path, names: list[str] | None = None) -> dict[str, Any]:
+    """``dvc status`` of these stages (None: all) in ``root``: empty when up to date."""
     os.environ.setdefault("DVC_NO_ANALYTICS", "1")
     from dvc.repo import Repo
 
