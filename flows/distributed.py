@@ -30,6 +30,7 @@ import os
 import tempfile
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +82,9 @@ def _work_dir(here: Path, profile: str | None) -> Path:
     clone's DVC remote settings, so that it pulls and pushes like the clone)."""
     if not profile:
         return here
-    import shutil
-
     from icml25.scratch import make_scratch
 
-    work = make_scratch(here, profile)
-    local = here / ".dvc" / "config.local"
-    if local.exists():
-        shutil.copy2(local, work / ".dvc" / "config.local")
-    return work
+    return make_scratch(here, profile, local_config=True)
 
 
 @flow(name=WORKER_FLOW, flow_run_name="{slug}", log_prints=True)
@@ -185,13 +180,15 @@ def ensure_deployment(pool: str, queue: str | None = None) -> str:
 
 
 @task(cache_policy=NO_CACHE, persist_result=False, task_run_name="dispatch {slug}")
-def dispatch(slug: str, deployment: str, parameters: dict[str, Any], queue: str | None):
-    """One worker flow run, waited for; returns the finished FlowRun (its state says how it ended)."""
+def dispatch(slug: str, deployment: str, parameters: dict[str, Any], queue: str | None, when: datetime):
+    """One worker flow run, scheduled at ``when`` (workers take runs in that order), waited for; returns the
+    finished FlowRun (its state says how it ended)."""
     from prefect.deployments import run_deployment
 
     return run_deployment(
         deployment,
         parameters={"slug": slug, **parameters},
+        scheduled_time=when,
         timeout=None,
         poll_interval=1,
         work_queue_name=queue,
@@ -283,7 +280,13 @@ def reproduce_parallel(
             if profile:
                 parameters["profile"] = profile
             order = sorted(stale, key=lambda s: -expected_seconds(here, s))
-            futures = {dispatch.submit(slug, deployment, parameters, queue): slug for slug in order}
+            # longest first: the scheduled times (a millisecond apart) give the workers' order, whatever order the
+            # dispatching threads create the runs in
+            now = datetime.now(UTC)
+            futures = {
+                dispatch.submit(slug, deployment, parameters, queue, now + timedelta(milliseconds=i)): slug
+                for i, slug in enumerate(order)
+            }
             with tempfile.TemporaryDirectory(prefix="icml25-outcomes-") as tmp:
                 for future in as_completed(list(futures)):
                     slug = futures[future]

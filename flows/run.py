@@ -111,7 +111,7 @@ def _run_locked(
         raise UserError(f"paper {target!r} is planned, not implemented yet (implemented: {', '.join(slugs)})")
     work = root
     if profile != "quick":
-        work = make_scratch(root, profile)
+        work = make_scratch(root, profile, local_config=bool(workers and workers.remote))
         check_all(work)
         print(f"profile {profile}: running in {work}", flush=True)
     home = root / ".prefect"

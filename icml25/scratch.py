@@ -53,11 +53,18 @@ def write_params(path: Path, params: dict) -> None:
     tmp.replace(path)
 
 
-def make_scratch(root: Path, profile: str, dest: Path | None = None, papers: list[str] | None = None) -> Path:
+def make_scratch(
+    root: Path,
+    profile: str,
+    dest: Path | None = None,
+    papers: list[str] | None = None,
+    local_config: bool = False,
+) -> Path:
     """A committed copy of ``root`` with ``profile``'s params, ready for ``dvc repro``; returns its path.
 
     ``papers``: keep only these papers in its params.yaml (and regenerate its dvc.yaml and prefect.yaml), e.g. the
-    one paper an integration test drives through DVC and Prefect."""
+    one paper an integration test drives through DVC and Prefect. ``local_config``: also copy ``root``'s
+    ``.dvc/config.local`` (the remote's endpoint and keys, never in git), for a copy that pulls and pushes."""
     params = merged_profile(root, profile)
     if papers is not None:
         unknown = [p for p in papers if p not in params["papers"]]
@@ -86,6 +93,9 @@ def make_scratch(root: Path, profile: str, dest: Path | None = None, papers: lis
             doc["papers"] = {k: v for k, v in (doc.get("papers") or {}).items() if k in papers}
             write_params(overlay, doc)
         sync(dest)
+    local = root / ".dvc" / "config.local"
+    if local_config and local.exists():
+        shutil.copy2(local, dest / ".dvc" / "config.local")
     _git(dest, "init", "-q")
     _git(dest, "add", "-A")
     _git(dest, "commit", "-q", "-m", f"scratch copy for profile {profile}")

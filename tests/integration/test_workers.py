@@ -118,6 +118,20 @@ def test_workers_on_two_clones_through_the_s3_remote(origin, tmp_path):
             ]
             try:
                 out = _icml25(asker, "run", "all", "--pool", "shared", "--remote", "storage", env=env)
+                # a profile (as a GPU machine runs `--profile paper`): each side in a scratch copy of its clone
+                # (runs/smoke/, with the clone's remote settings), the results back in the asker's runs/smoke/
+                prof = _icml25(
+                    asker,
+                    "run",
+                    "all",
+                    "--pool",
+                    "shared",
+                    "--remote",
+                    "storage",
+                    "--profile",
+                    "smoke",
+                    env=env,
+                )
             finally:
                 for w in workers:
                     procs.stop(w, grace=15)
@@ -127,6 +141,10 @@ def test_workers_on_two_clones_through_the_s3_remote(origin, tmp_path):
         done_by = dict(re.findall(r"(\w+): done by (machine-\w) in", text))
         assert set(done_by) == set(PAPERS), text
         _clean(asker)
+        ptext = prof.stdout + prof.stderr
+        assert prof.returncode == 0, ptext + logs
+        assert set(dict(re.findall(r"(\w+): done by (machine-\w) in", ptext))) == set(PAPERS), ptext
+        _clean(asker / "runs" / "smoke")
         for m in machines:  # each machine pulled and ran in its own clone, on its own cache
             assert (m / ".dvc" / "cache").is_dir()
         assert s3.filesystem().find("icml25-repro/dvc/files/md5")  # the outputs went through S3
