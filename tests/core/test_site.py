@@ -165,8 +165,8 @@ def stub_prefect():
 @pytest.fixture(scope="module")
 def made_up(root, tmp_path_factory, stub_prefect):
     """A small checkout: ghost as committed but one claim turned failed with the new fields (`paper`,
-    `tolerance`), ucb_ogd as committed (no such fields), issm implemented with no report, every other paper
-    planned; built with PREFECT_API_URL at the stub."""
+    `tolerance`), ucb_ogd without those fields (a claims.json of before they existed), issm implemented with no
+    report, every other paper planned; built with PREFECT_API_URL at the stub."""
     from icml25.scratch import write_params
     from icml25.site import build_site
 
@@ -184,6 +184,10 @@ def made_up(root, tmp_path_factory, stub_prefect):
     c.update(passed=0, value=-1.5 if c["op"] in (">=", ">") else 1e9, note="made up <for> the test")
     c.update(paper="0.90 at every p (Fig. 2)", tolerance=0.02)
     io.write_json(work / "reports" / "ghost" / "claims.json", doc)
+    old = io.read_json(work / "reports" / "ucb_ogd" / "claims.json")
+    for rec in old["claims"].values():
+        rec.pop("paper", None), rec.pop("tolerance", None)
+    io.write_json(work / "reports" / "ucb_ogd" / "claims.json", old)
     mp = pytest.MonkeyPatch()
     mp.setenv("PREFECT_API_URL", stub_prefect + "/api")
     mp.delenv("PREFECT_UI_URL", raising=False)
