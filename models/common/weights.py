@@ -17,6 +17,21 @@ from icml25.errors import UserError
 META_KEY = "icml25"
 
 
+def _umask() -> int:
+    """The process's umask, read without setting it where Linux tells it (os.umask both sets and returns it, which
+    another thread creating a file in between would feel)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    old = os.umask(0o077)
+    os.umask(old)
+    return old
+
+
 def save_weights(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]) -> Path:
     from safetensors.torch import save_file
 
@@ -30,6 +45,9 @@ def save_weights(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]
             tmp,
             metadata={META_KEY: json.dumps(meta, sort_keys=True)},
         )
+        # mkstemp and safetensors both leave the file owner-only (0600), and os.replace keeps that mode: give it
+        # the mode an ordinary open() would, so that weights in a shared DVC cache or checkout read as any file.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
