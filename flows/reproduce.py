@@ -4,7 +4,9 @@ A paper's flow is built from DVC's own stage graph (:func:`flows.dvcgraph.plan`)
 ``<stage>@<slug>``. The flow asks ``dvc status`` once; stale stages and everything downstream of them run
 through ``dvc repro --single-item``; up-to-date stages finish at once as Completed(name="Skipped"). When the
 code changed, ``code@<slug>`` (the per-stage code fingerprints) runs first and the flow asks again, so only the
-stages whose code or data changed run. ``force`` re-runs every stage without the run cache.
+stages whose code or data changed run. ``force`` re-runs every stage without the run cache. A stale report runs
+forced: when an upstream stage re-ran and wrote the same bytes, DVC would skip the report as unchanged and its
+``timing.json`` would keep the wall times of an older run (or none).
 
 The nightly re-verification (the deployments' schedules) runs with ``force=true, verify=true``: before the run
 it reads each paper's last committed ``claims.json`` (git ``HEAD``), after it compares every claim with it
@@ -181,7 +183,8 @@ def reproduce_paper(
         for step in steps:
             if step.name.startswith("code@"):
                 continue
-            result = dvc_stage.with_options(name=step.name)(step, str(here), force)
+            forced = force or (step.stale and step.name == f"report@{slug}")
+            result = dvc_stage.with_options(name=step.name)(step, str(here), forced)
             if step.stale:
                 ran.append(result)
         _publish(PaperPaths(here, slug))

@@ -97,6 +97,41 @@ def test_an_edit_to_the_report_code_runs_the_fingerprints_then_the_report_only(p
     assert {n for n, s in tasks.items() if s.name == "Completed"} == {f"code@{SLUG}", f"report@{SLUG}"}
 
 
+def test_a_stale_report_runs_forced_and_no_other_stage_does(prefect_harness, scratch, monkeypatch):
+    """The plan (real dvc status) after an edit to evaluate's code; the stages themselves are recorded, not run,
+    and the edit is undone, so the clone is as before."""
+    import flows.reproduce as reproduce
+
+    calls: dict[str, bool] = {}
+    monkeypatch.setattr(reproduce, "repro", lambda root, name, force, emit: calls.__setitem__(name, force))
+    evaluate = scratch / "stages" / SLUG / "evaluate.py"
+    before = evaluate.read_text()
+    evaluate.write_text(before + "\n# an edit that changes no output\n")
+    try:
+        reproduce.reproduce_paper(SLUG, root=str(scratch))
+    finally:
+        evaluate.write_text(before)
+    assert calls[f"report@{SLUG}"] is True, calls
+    assert not any(forced for name, forced in calls.items() if name != f"report@{SLUG}"), calls
+    assert f"evaluate@{SLUG}" in calls, calls
+
+
+@pytest.mark.slow
+def test_a_rerun_that_writes_the_same_bytes_still_refreshes_the_reports_timings(prefect_harness, scratch):
+    """An edit to evaluate's code re-runs evaluate, which writes the same bytes: DVC alone would then skip the
+    report, and timing.json would keep the previous run's evaluate time."""
+    from flows.reproduce import reproduce_paper
+    from icml25.paths import PaperPaths
+
+    paths = PaperPaths(scratch, SLUG)
+    evaluate = scratch / "stages" / SLUG / "evaluate.py"
+    evaluate.write_text(evaluate.read_text() + "\n# an edit that changes no output\n")
+    state = reproduce_paper(SLUG, root=str(scratch), return_state=True)
+    assert state.result() == [f"code@{SLUG}", f"evaluate@{SLUG}", f"report@{SLUG}"]
+    fresh = json.loads((paths.stage_timings / "evaluate.json").read_text())["wall_s"]
+    assert json.loads(paths.timing.read_text())["wall_s"]["evaluate"] == fresh
+
+
 def test_force_marks_every_stage_stale(scratch):
     from flows.dvcgraph import plan
 
