@@ -165,7 +165,9 @@ def independence_test(
     """Test H_0: "a and b come from independent initialisations" with statistic ``stat`` (module docstring).
 
     ``a`` and ``b`` are checkpoint folders or loaded :class:`Checkpoint` objects. Returns a
-    :class:`~.stats.TestResult` whose ``log10p`` is the combined log10 p-value (small = dependent).
+    :class:`~.stats.TestResult` whose ``log10p`` is the combined log10 p-value (small = dependent) and whose
+    ``excluded`` counts the dead hidden units left out of each block's matchings. ``seed`` seeds PERMTEST, the
+    random tokens and the matchings' tie-breaking (the p-value of a pair with tied units depends on it).
     """
     from . import stats
 
@@ -173,21 +175,26 @@ def independence_test(
         raise UserError(f"unknown statistic {stat!r}: expected one of {', '.join(STATS)}")
     if permutations < 1:
         raise UserError(f"permutations must be >= 1, got {permutations}")
+    if seed < 0:
+        raise UserError(f"seed must be a non-negative integer, got {seed}")
     ca = a if isinstance(a, Checkpoint) else load_checkpoint(a)
     cb = b if isinstance(b, Checkpoint) else load_checkpoint(b)
     check_compatible(ca, cb, stat)
     for name, ckpt in (("a", ca), ("b", cb)):
         _refuse_degenerate(f"model {name} ({ckpt.describe()})", "weight", ckpt.weights)
-    if stat == "u":
-        return stats.phi_u(ca.weights, cb.weights, ca.n_blocks)
-    if stat == "l2":
-        return stats.permtest_l2(ca.weights, cb.weights, ca.arch, ca.n_blocks, T=permutations, seed=seed)
-    acts_a, acts_b = activations(ca, cb, n_inputs, seed, seq_len)
-    for name, acts in (("a", acts_a), ("b", acts_b)):
-        for block, entry in enumerate(acts):
-            _refuse_degenerate(
-                f"model {name}", "activation", {f"block {block} {k}": v for k, v in entry.items()}
-            )
-    if stat == "h":
-        return stats.phi_h(acts_a, acts_b)
-    return stats.phi_match(acts_a, acts_b)
+    try:
+        if stat == "u":
+            return stats.phi_u(ca.weights, cb.weights, ca.n_blocks, tie_seed=seed)
+        if stat == "l2":
+            return stats.permtest_l2(ca.weights, cb.weights, ca.arch, ca.n_blocks, T=permutations, seed=seed)
+        acts_a, acts_b = activations(ca, cb, n_inputs, seed, seq_len)
+        for name, acts in (("a", acts_a), ("b", acts_b)):
+            for block, entry in enumerate(acts):
+                _refuse_degenerate(
+                    f"model {name}", "activation", {f"block {block} {k}": v for k, v in entry.items()}
+                )
+        if stat == "h":
+            return stats.phi_h(acts_a, acts_b, tie_seed=seed)
+        return stats.phi_match(acts_a, acts_b, tie_seed=seed)
+    except stats.DegenerateModels as exc:
+        raise UserError(f"{ca.describe()} vs {cb.describe()}: {exc}") from exc

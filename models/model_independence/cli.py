@@ -50,7 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="PERMTEST permutations for --stat l2 (default: 99)",
     )
     test.add_argument(
-        "--seed", type=int, default=0, help="seed of PERMTEST and of random tokens (default: 0)"
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of PERMTEST, of random tokens and of breaking tied matches (default: 0)",
     )
     test.add_argument(
         "--inputs",
@@ -88,10 +91,14 @@ def cmd_test(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.a} vs {args.b}: stat {args.stat}")
     for i, lp in enumerate(result.per_block):
-        print(f"block {i}: log10 p = {format_log10(lp)}")
+        dead = result.excluded[i] if result.excluded else 0
+        note = f" ({dead} dead hidden units left out)" if dead else ""
+        shown = "n/a (fewer than 3 live units)" if math.isnan(lp) else format_log10(lp)
+        print(f"block {i}: log10 p = {shown}{note}")
     if result.per_block:
+        used = sum(not math.isnan(lp) for lp in result.per_block)
         print(
-            f"Fisher over {len(result.per_block)} blocks: p = {format_p(result.log10p)} "
+            f"Fisher over {used} blocks: p = {format_p(result.log10p)} "
             f"(log10 p = {format_log10(result.log10p)})"
         )
     else:

@@ -61,15 +61,18 @@ def pair_tests(
     seed: int,
     metric: str = "cosine",
     sides: str = "one",
+    dead_units: str = "exclude",
 ) -> list[dict[str, Any]]:
     """Every statistic on every pair of :func:`pairs` (the number of independent pairs is half the number of
     ``indep_*`` models): one row per (pair, statistic) with a, b, kind, stat, log10p and each block's log10 p
-    (``block0``, ``block1``, ...; none for PERMTEST). ``metric`` and ``sides`` are the MATCH metric and the
-    Spearman sides of the matching statistics; PERMTEST uses T = ``permutations`` and ``seed``."""
+    (``block0``, ``block1``, ...; none for PERMTEST) and ``excluded``, the dead hidden units the matching
+    statistics left out (0 for PERMTEST). ``metric``, ``sides`` and ``dead_units`` are the MATCH metric, the
+    Spearman sides and the dead-unit rule of the matching statistics; PERMTEST uses T = ``permutations`` and
+    ``seed``."""
     from . import stats
     from .glu import ARCHITECTURE
 
-    options = {"metric": metric, "sides": sides}
+    options = {"metric": metric, "sides": sides, "dead_units": dead_units}
     rows = []
     for a, b, kind in pairs(sum(n.startswith("indep_") for n in weights) // 2):
         results = {
@@ -81,7 +84,14 @@ def pair_tests(
             ),
         }
         for stat, r in results.items():
-            row = {"a": a, "b": b, "kind": kind, "stat": stat, "log10p": r.log10p}
+            row = {
+                "a": a,
+                "b": b,
+                "kind": kind,
+                "stat": stat,
+                "log10p": r.log10p,
+                "excluded": sum(r.excluded),
+            }
             row.update({f"block{i}": v for i, v in enumerate(r.per_block)})
             rows.append(row)
     return rows
@@ -93,13 +103,19 @@ def heatmap_names(names: list[str], n_models: int) -> list[str]:
 
 
 def heatmap(
-    acts: dict[str, list[dict[str, Any]]], names: list[str], *, metric: str = "cosine", sides: str = "one"
+    acts: dict[str, list[dict[str, Any]]],
+    names: list[str],
+    *,
+    metric: str = "cosine",
+    sides: str = "one",
+    dead_units: str = "exclude",
 ) -> list[dict[str, Any]]:
     """phi_MATCH's log10 p on every unordered pair of ``names``: rows {a, b, log10p}."""
     from . import stats
 
+    options = {"metric": metric, "sides": sides, "dead_units": dead_units}
     return [
-        {"a": a, "b": b, "log10p": stats.phi_match(acts[a], acts[b], metric=metric, sides=sides).log10p}
+        {"a": a, "b": b, "log10p": stats.phi_match(acts[a], acts[b], **options).log10p}
         for a, b in itertools.combinations(names, 2)
     ]
 
@@ -140,6 +156,8 @@ def summarize(table: Any, accuracy: dict[str, float], permutations: int) -> dict
     - ``permtest_rank``: (T+1) p of PERMTEST-l2 on (base, ft), the original pair's rank among the T+1
       (1 = the floor p = 1/(T+1)), and ``permtest_p`` = rank / (T+1);
     - ``fooled_u``: phi_U's log10 p on (base, ft_perm) (the paper predicts it is fooled);
+    - ``dead_units_excluded``: the dead hidden units the matching statistics left out, over every pair and block
+      (0 when no unit is dead, or when the table predates the column);
     - ``test_accuracy``: base, ft and the mean over the independent models.
     """
     import numpy as np
@@ -170,6 +188,7 @@ def summarize(table: Any, accuracy: dict[str, float], permutations: int) -> dict
         "permtest_rank": rank,
         "permtest_p": rank / (permutations + 1),
         "fooled_u": one("base", "ft_perm", "u"),
+        "dead_units_excluded": int(table["excluded"].sum()) if "excluded" in table else 0,
         "test_accuracy": {
             "base": accuracy["base"],
             "ft": accuracy["ft"],

@@ -31,17 +31,22 @@ from .permutations import random_group_element
 
 LN10 = math.log(10.0)
 
+TieSeed = int | np.random.SeedSequence | np.random.Generator
+
 
 @dataclass(frozen=True)
 class TestResult:
     """One independence test: ``stat`` names it ("u", "h", "match", "l2"), ``per_block`` holds each block's
-    log10 p (empty for PERMTEST) and ``log10p`` the combined log10 p (Fisher, or PERMTEST's exact p)."""
+    log10 p (empty for PERMTEST; NaN for a block left with fewer than :data:`MIN_LIVE` live units),
+    ``log10p`` the combined log10 p (Fisher, or PERMTEST's exact p) and ``excluded`` each block's count of dead
+    hidden units left out of the matchings, both models together (see :func:`dead_rows`)."""
 
     __test__ = False  # not a pytest test class despite the name
 
     stat: str
     per_block: tuple[float, ...]
     log10p: float
+    excluded: tuple[int, ...] = ()
 
     @property
     def p(self) -> float:
@@ -49,7 +54,16 @@ class TestResult:
         return 10.0**self.log10p
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stat": self.stat, "per_block": list(self.per_block), "log10p": self.log10p}
+        return {
+            "stat": self.stat,
+            "per_block": list(self.per_block),
+            "log10p": self.log10p,
+            "excluded": list(self.excluded),
+        }
+
+
+class DegenerateModels(ValueError):
+    """No block has enough live hidden units to match: the test has nothing to compare."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -76,7 +90,9 @@ def cosine_matrix(a: Any, b: Any) -> np.ndarray:
     return (a / na) @ (b / nb).T
 
 
-def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine", tie_seed: int = 0) -> np.ndarray:
+def match(
+    a: Any, b: Any, absolute: bool = False, metric: str = "cosine", tie_seed: TieSeed = 0
+) -> np.ndarray:
     """Alg. 2 MATCH: the permutation of b's rows that best aligns them with a's rows.
 
     With C_ij = cossim(a_i, b_j) (rows are hidden units, columns the shared coordinates: input features for
@@ -94,11 +110,16 @@ def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine", tie_se
     ``metric="sqeuclidean"`` is the official code's behaviour in phi_MATCH (``match_wmats`` minimises squared
     Euclidean distances ||a_i - b_j||^2): kept as a switch, it is not invariant to rescaling rows.
 
-    Ties are broken at random (ours; the paper assumes a unique optimum): the solver runs on b's rows relabelled
-    by a permutation sigma drawn from ``tie_seed`` and the answer is mapped back. A unique optimum is found
-    whatever sigma is; when several assignments tie (a constant or all-zero matrix makes every one optimal),
-    the solver's own order would return the identity, which SPEARMAN reads as perfect agreement (p ~ 1e-176
-    for an all-zero checkpoint against any model). Non-finite inputs are refused.
+    Ties are broken at random (ours; the paper assumes a unique optimum): the solver runs on C with its rows
+    relabelled by a permutation rho and its columns by sigma, both drawn from ``tie_seed`` (an int, a
+    ``SeedSequence`` or a ``Generator``), and the answer is mapped back. A unique optimum is found whatever rho
+    and sigma are. When several assignments tie, the solver's deterministic choice would repeat itself on every
+    call (an all-zero matrix gives the identity, which SPEARMAN reads as perfect agreement), so that two
+    matchings of the same tied units would agree. With (rho, sigma) uniform the answer is exchangeable: if a
+    row and column relabelling (tau_r, tau_c) leaves C unchanged (two identical rows, two zero columns), the
+    answer's law is unchanged by it, so identical units are assigned in uniformly random order. Callers that
+    compare two matchings (phi_MATCH's gate and up) must give them independent ``tie_seed`` streams, so that
+    tied units carry no shared information. Non-finite inputs are refused.
     """
     a, b = _as_float64(a), _as_float64(b)  # once: cosine_matrix takes float64 arrays as they are
     for name, m in (("first", a), ("second", b)):
@@ -117,11 +138,50 @@ def match(a: Any, b: Any, absolute: bool = False, metric: str = "cosine", tie_se
         padded = np.zeros((h, h))
         padded[: c.shape[0], : c.shape[1]] = c
         c = padded
-    sigma = np.random.default_rng(tie_seed).permutation(h)
-    rows, cols = linear_sum_assignment(c[:, sigma], maximize=True)
+    rng = np.random.default_rng(tie_seed)
+    rho, sigma = rng.permutation(h), rng.permutation(h)
+    rows, cols = linear_sum_assignment(c[np.ix_(rho, sigma)], maximize=True)
     perm = np.empty(h, dtype=np.int64)
-    perm[rows] = sigma[cols]
+    perm[rho[rows]] = sigma[cols]
     return perm
+
+
+def tie_stream(tie_seed: int, block: int, matching: int) -> np.random.SeedSequence:
+    """The tie-breaking stream of one matching: block ``block``, ``matching`` 0 (gate / the constrained tests'
+    only matching) or 1 (up). Distinct (block, matching) pairs get independent streams, so that ties in two
+    blocks or in the gate and up matchings of one block are broken independently (Fisher needs independent
+    blocks; phi_MATCH needs the two matchings to share nothing but the models)."""
+    if isinstance(tie_seed, bool) or not isinstance(tie_seed, int | np.integer) or tie_seed < 0:
+        raise ValueError(f"tie_seed must be a non-negative integer, got {tie_seed!r}")
+    return np.random.SeedSequence([int(tie_seed), block, matching])
+
+
+def dead_rows(m: np.ndarray) -> np.ndarray:
+    """The rows (hidden units) of ``m`` that are identically zero: a pruned or dead unit.
+
+    A zero row has cosine 0 with every row of the other model, so its match is decided by ties alone, and a
+    dead unit of model 1 and a dead unit of model 2 are left over together: where the other model has dead
+    units too, both matchings (gate and up, or MATCH and the identity) send the dead units to the dead
+    units, a shared category that SPEARMAN reads as agreement between independent models. Dead units are
+    therefore left out of the matchings (ours: the paper's models have none) and counted in
+    :attr:`TestResult.excluded`.
+    """
+    return ~np.any(m != 0.0, axis=1)
+
+
+DEAD_UNITS = ("exclude", "keep")
+
+
+def _live(m: np.ndarray, dead_units: str) -> np.ndarray:
+    """The rows to match: all but the dead ones (``dead_units="exclude"``, ours) or all (``"keep"``: dead units
+    are matched like any other, their ties broken at random; the switch that shows what exclusion changes)."""
+    if dead_units not in DEAD_UNITS:
+        raise ValueError(f"unknown dead_units {dead_units!r}; use 'exclude' (ours) or 'keep'")
+    return ~dead_rows(m) if dead_units == "exclude" else np.ones(m.shape[0], dtype=bool)
+
+
+#: A block needs at least this many live units for SPEARMAN's t law (h - 2 >= 1 degrees of freedom).
+MIN_LIVE = 3
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -270,17 +330,23 @@ def fisher_log10p(log10ps: Sequence[float] | np.ndarray) -> float:
 
 
 def phi_u(
-    w1: Mapping[str, Any], w2: Mapping[str, Any], n_blocks: int, metric: str = "cosine", sides: str = "one"
+    w1: Mapping[str, Any],
+    w2: Mapping[str, Any],
+    n_blocks: int,
+    metric: str = "cosine",
+    sides: str = "one",
+    tie_seed: int = 0,
+    dead_units: str = "exclude",
 ) -> TestResult:
     """phi_U (Eq. 2 with M = U^(l)): per block, SPEARMAN(MATCH(U_1^(l), U_2^(l)), id); FISHER over blocks.
 
     U^(l) = ``model.layers.{l}.mlp.up_proj.weight`` (h x d); the rows are hidden units and the columns the
     residual coordinates, so this is the constrained test: it assumes both models share the residual basis
     (pi_emb = id). Exact-valid under H_0 when one model's initialisation is Pi-invariant and its training
-    Pi-equivariant (Thm 2, Thm 3).
+    Pi-equivariant (Thm 2, Thm 3). Dead units (zero rows) are handled as in :func:`_matched_to_identity`.
     """
     keys = [glu.up_key(layer) for layer in range(n_blocks)]
-    return _matched_to_identity("u", [(w1[k], w2[k], k) for k in keys], metric, sides)
+    return _matched_to_identity("u", [(w1[k], w2[k], k) for k in keys], metric, sides, tie_seed, dead_units)
 
 
 def phi_h(
@@ -288,6 +354,8 @@ def phi_h(
     acts2: Sequence[Mapping[str, Any]],
     metric: str = "cosine",
     sides: str = "one",
+    tie_seed: int = 0,
+    dead_units: str = "exclude",
 ) -> TestResult:
     """phi_H (Eq. 2 with M = H^(l)): per block, SPEARMAN(MATCH(H_up,1^T, H_up,2^T), id); FISHER over blocks.
 
@@ -299,18 +367,35 @@ def phi_h(
         (_transpose(a1["up"]), _transpose(a2["up"]), "up activations")
         for a1, a2 in zip(acts1, acts2, strict=True)
     ]
-    return _matched_to_identity("h", blocks, metric, sides)
+    return _matched_to_identity("h", blocks, metric, sides, tie_seed, dead_units)
 
 
 def _matched_to_identity(
-    stat: str, blocks: Sequence[tuple[Any, Any, str]], metric: str, sides: str
+    stat: str,
+    blocks: Sequence[tuple[Any, Any, str]],
+    metric: str,
+    sides: str,
+    tie_seed: int,
+    dead_units: str,
 ) -> TestResult:
-    """Eq. 2 for one M: per block SPEARMAN(MATCH(M_1, M_2), id) (equal widths), then FISHER over blocks."""
-    per_block = []
-    for m1, m2, what in blocks:
-        perm = match(*_same_rows(m1, m2, what), metric=metric)
+    """Eq. 2 for one M: per block SPEARMAN(MATCH(M_1, M_2), id) (equal widths), then FISHER over blocks.
+
+    The constrained tests compare unit i of one model with unit i of the other, so a unit dead in either
+    model is left out at the same position in both (the union of :func:`dead_rows`): two independent models
+    pruned by the same rule would otherwise have their dead units matched among themselves, close to the
+    identity. Each block breaks its ties with its own stream (:func:`tie_stream`).
+    """
+    per_block, excluded = [], []
+    for block, (m1, m2, what) in enumerate(blocks):
+        a, b = (_as_float64(m) for m in _same_rows(m1, m2, what))
+        live = _live(a, dead_units) & _live(b, dead_units)
+        excluded.append(int(live.size - live.sum()))
+        if live.sum() < MIN_LIVE:
+            per_block.append(math.nan)
+            continue
+        perm = match(a[live], b[live], metric=metric, tie_seed=tie_stream(tie_seed, block, 0))
         per_block.append(spearman_log10p(perm, np.arange(perm.shape[0]), sides)[1])
-    return TestResult(stat, tuple(per_block), fisher_log10p(per_block))
+    return TestResult(stat, tuple(per_block), _combine(per_block, excluded), tuple(excluded))
 
 
 def phi_match(
@@ -318,6 +403,8 @@ def phi_match(
     acts2: Sequence[Mapping[str, Any]],
     metric: str = "cosine",
     sides: str = "one",
+    tie_seed: int = 0,
+    dead_units: str = "exclude",
 ) -> TestResult:
     """phi_MATCH (Eq. 3), the unconstrained test: per block l,
 
@@ -336,26 +423,52 @@ def phi_match(
     agree (a dependent pair) p is unchanged, otherwise only its law is (Eq. 3 as written compares the label
     values of model 2).
 
-    Unequal widths h_1 != h_2 (the paper zero-pads): the narrower model's h = min(h_1, h_2) units are matched
-    into the wider model's (an injective map; MATCH pads with zero rows), and SPEARMAN compares the ranks of
-    the h matched indices of pi_gate and pi_up. Spearman over the padded rows as well would be invalid: the
-    zero rows are matched to the leftover units by the solver's deterministic tie-breaking, identically for gate
-    and up, which correlates the two matchings of independent models. With h_1 = h_2 this is exactly Eq. 3.
+    Ties must carry no shared information between the two matchings (ours; the paper assumes none occur):
+    - the gate and up matchings break their ties with independent streams (:func:`tie_stream`), so units
+      that tie in both (duplicated units: identical rows) are ordered independently in each;
+    - dead units (a zero gate or up row: the unit's output silu(G r) * (U r) is zero) are left out of both
+      matchings, in each model separately (:func:`dead_rows`), and counted in ``excluded``. Both
+      matchings would send one model's dead units to the other's leftover (mostly dead) units, so their
+      labels would agree by category, not by dependence. A block left with fewer than :data:`MIN_LIVE` live
+      units contributes NaN (Fisher skips it); with none left :class:`DegenerateModels` is raised.
+
+    Unequal widths h_1 != h_2 (the paper zero-pads; also after dead units are left out): the narrower model's
+    h = min(h_1, h_2) units are matched into the wider model's (an injective map; MATCH pads with zero rows),
+    and SPEARMAN compares the ranks of the h matched indices of pi_gate and pi_up. Spearman over the padded
+    rows as well would be invalid: the zero rows are the leftover units' ties, for gate and up alike, which
+    correlates the two matchings of independent models. With h_1 = h_2 and no dead unit this is exactly Eq. 3.
 
     Switches for the official code's behaviour: ``metric="sqeuclidean"`` (its ``match_wmats`` LAP on squared
     Euclidean distances) and ``sides="two"`` (its two-sided ``spearmanr``); the defaults follow the paper.
     """
     _check_blocks(acts1, acts2)
-    per_block = []
-    for a1, a2 in zip(acts1, acts2, strict=True):
+    per_block, excluded = [], []
+    for block, (a1, a2) in enumerate(zip(acts1, acts2, strict=True)):
         g1, g2, u1, u2 = (_transpose(a[k]) for a, k in ((a1, "gate"), (a2, "gate"), (a1, "up"), (a2, "up")))
+        live1 = _live(g1, dead_units) & _live(u1, dead_units)
+        live2 = _live(g2, dead_units) & _live(u2, dead_units)
+        excluded.append(int(live1.size - live1.sum() + live2.size - live2.sum()))
+        g1, u1, g2, u2 = g1[live1], u1[live1], g2[live2], u2[live2]
         if g1.shape[0] > g2.shape[0]:  # the narrower model's units are the ones matched (see docstring)
             g1, g2, u1, u2 = g2, g1, u2, u1
         h = g1.shape[0]
-        pi_gate = match(g1, g2, metric=metric)[:h]
-        pi_up = match(u1, u2, absolute=True, metric=metric)[:h]
+        if h < MIN_LIVE:
+            per_block.append(math.nan)
+            continue
+        pi_gate = match(g1, g2, metric=metric, tie_seed=tie_stream(tie_seed, block, 0))[:h]
+        pi_up = match(u1, u2, absolute=True, metric=metric, tie_seed=tie_stream(tie_seed, block, 1))[:h]
         per_block.append(spearman_log10p(_ranks(pi_gate), _ranks(pi_up), sides)[1])
-    return TestResult("match", tuple(per_block), fisher_log10p(per_block))
+    return TestResult("match", tuple(per_block), _combine(per_block, excluded), tuple(excluded))
+
+
+def _combine(per_block: Sequence[float], excluded: Sequence[int]) -> float:
+    """FISHER over the blocks that had live units to match; none at all is :class:`DegenerateModels`."""
+    if all(math.isnan(p) for p in per_block):
+        raise DegenerateModels(
+            f"no block has {MIN_LIVE} or more live hidden units to match (dead units left out per block: "
+            f"{', '.join(str(n) for n in excluded)}): the models have nothing to compare"
+        )
+    return fisher_log10p(per_block)
 
 
 def _ranks(pi: np.ndarray) -> np.ndarray:

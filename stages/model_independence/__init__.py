@@ -55,6 +55,7 @@ class Evaluate:
     n_inputs: int = field(default=200, metadata={"ge": 3})
     match_metric: Literal["cosine", "sqeuclidean"] = "cosine"
     spearman_sides: Literal["one", "two"] = "one"
+    dead_units: Literal["exclude", "keep"] = "exclude"
     heatmap_models: int = field(default=10, metadata={"ge": 2})
 
 

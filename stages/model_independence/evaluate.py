@@ -16,7 +16,7 @@ def run(ctx: StageContext) -> None:
     from models.model_independence.lit import load_split
 
     e = ctx.params.evaluate
-    options = {"metric": e.match_metric, "sides": e.spearman_sides}
+    options = {"metric": e.match_metric, "sides": e.spearman_sides, "dead_units": e.dead_units}
     ckpts = ex.load_checkpoints(ctx.paths.trained / "checkpoints")
     weights = {n: c.weights for n, c in ckpts.items()}
     n_blocks = ckpts["base"].n_blocks

@@ -227,6 +227,7 @@ def context(ev: Evaluated) -> dict:
         "accuracy": s["test_accuracy"],
         "pvalue_table": table(rows),
         "fooled_u": s["fooled_u"],
+        "dead_units_excluded": s["dead_units_excluded"],
         "histogram": histogram,
         "heatmap": heatmap,
     }

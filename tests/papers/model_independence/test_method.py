@@ -357,3 +357,132 @@ def test_sqeuclidean_switch_matches_but_is_not_scale_invariant():
     assert not np.array_equal(st.match(a, (a * scales)[perm], metric="sqeuclidean"), np.argsort(perm))
     with pytest.raises(ValueError, match="unknown MATCH metric"):
         st.match(a, a, metric="manhattan")
+
+
+# ----------------------------------------------------------------- ties, dead and duplicated units (issue 43)
+
+
+def with_dead_units(w: dict, frac: float, seed: int | None) -> dict:
+    """w with ``frac`` of each block's hidden units dead (gate and up rows zeroed): at random positions drawn
+    from ``seed``, or the first ones when ``seed`` is None (one pruning rule applied to two models)."""
+    import torch
+
+    out = {k: v.clone() for k, v in w.items()}
+    for layer in range(L):
+        n = int(frac * 64)
+        idx = (
+            torch.arange(n)
+            if seed is None
+            else torch.from_numpy(np.random.default_rng(seed + layer).permutation(64)[:n])
+        )
+        for key in (glu.gate_key(layer), glu.up_key(layer)):
+            out[key][idx] = 0.0
+    return out
+
+
+def with_duplicated_units(w: dict, frac: float, seed: int) -> dict:
+    """w with ``frac`` of each block's hidden units made copies of one of them (gate, up rows and down column)."""
+    out = {k: v.clone() for k, v in w.items()}
+    for layer in range(L):
+        idx = np.random.default_rng(seed + layer).permutation(64)[: int(frac * 64)]
+        for key in (glu.gate_key(layer), glu.up_key(layer)):
+            out[key][idx] = out[key][idx[0]].clone()
+        out[glu.down_key(layer)][:, idx] = out[glu.down_key(layer)][:, idx[:1]].clone()
+    return out
+
+
+NULL_CASES = {
+    "dead 50%": (lambda w, i: with_dead_units(w, 0.5, i), None),
+    "dead 75%": (lambda w, i: with_dead_units(w, 0.75, i), None),
+    "dead 90%": (lambda w, i: with_dead_units(w, 0.9, i), None),
+    "duplicated 50%": (lambda w, i: with_duplicated_units(w, 0.5, i), None),
+    "all copies of one": (lambda w, i: with_duplicated_units(w, 1.0, i), None),
+    "both pruned alike 50%": (
+        lambda w, i: with_dead_units(w, 0.5, None),
+        lambda w, i: with_dead_units(w, 0.5, None),
+    ),
+}
+
+
+def null_pairs(case: str, n: int = 16) -> list[tuple[dict, dict]]:
+    """``n`` independently seeded pairs altered as NULL_CASES[case] says."""
+    alter1, alter2 = NULL_CASES[case]
+    return [
+        (alter1(w1, i), alter2(w2, i) if alter2 else w2) for i, (w1, w2) in enumerate(independent_pairs(n))
+    ]
+
+
+def assert_uniform(log10ps: list[float], what: str) -> None:
+    ps = 10 ** np.array(log10ps)
+    assert sps.kstest(ps, "uniform").pvalue > 0.01 and ps.min() > 1e-3, f"{what}: {np.round(ps, 4)}"
+
+
+def test_tied_units_are_matched_in_uniformly_random_order():
+    """MATCH on a matrix with tied units: every tied assignment is equally likely (rows and columns are both
+    relabelled at random), and two tie streams give independent answers."""
+    rng = np.random.default_rng(5)
+    zeros, real = np.zeros((8, 5)), rng.normal(size=(8, 5))
+    first = [int(st.match(zeros, real, tie_seed=s)[0]) for s in range(800)]  # all-zero: every assignment ties
+    assert sps.chisquare(np.bincount(first, minlength=8)).pvalue > 1e-3
+    twins = rng.normal(size=(6, 5))
+    twins[1] = twins[0]  # rows 0 and 1 identical: their two columns are assigned either way
+    other = twins[rng.permutation(6)] + 0.01 * rng.normal(size=(6, 5))
+    swaps = [int(st.match(twins, other, tie_seed=s)[0]) for s in range(400)]
+    assert len(set(swaps)) == 2 and 0.4 < np.mean(np.array(swaps) == swaps[0]) < 0.6
+    with pytest.raises(ValueError, match="tie_seed must be a non-negative integer, got -1"):
+        st.tie_stream(-1, 0, 0)
+
+
+@pytest.mark.parametrize("case", list(NULL_CASES))
+def test_the_matching_statistics_stay_valid_with_dead_and_duplicated_units(x, case):
+    """Independent models, one (or both) with dead or duplicated hidden units: every matching statistic's
+    p-values stay uniform. Before the fix phi_MATCH broke gate and up ties alike (90 % dead: 87 % of p-values
+    below 0.01, min 2e-12) and dead units were matched among themselves (both pruned alike: p ~ 1e-36)."""
+    pairs = null_pairs(case)
+    activations = [(acts(a, x), acts(b, x)) for a, b in pairs]
+    assert_uniform([st.phi_match(a, b).log10p for a, b in activations], f"match, {case}")
+    assert_uniform([st.phi_h(a, b).log10p for a, b in activations], f"h, {case}")
+    assert_uniform([st.phi_u(a, b, L).log10p for a, b in pairs], f"u, {case}")
+
+
+def test_the_old_tie_handling_fails_the_same_null_check(x):
+    """The check above has teeth: phi_MATCH as it was (one tie seed for gate and up, dead units matched)
+    fails it on the cases the issue measured."""
+
+    def shared_ties(a: dict, b: dict) -> float:
+        per_block = []
+        for a1, a2 in zip(acts(a, x), acts(b, x), strict=True):
+            g1, g2, u1, u2 = (m.double().numpy().T for m in (a1["gate"], a2["gate"], a1["up"], a2["up"]))
+            gate, up = st.match(g1, g2, tie_seed=0), st.match(u1, u2, absolute=True, tie_seed=0)
+            per_block.append(st.spearman_log10p(gate, up)[1])
+        return st.fisher_log10p(per_block)
+
+    for case in ("dead 90%", "both pruned alike 50%"):
+        with pytest.raises(AssertionError):
+            assert_uniform([shared_ties(a, b) for a, b in null_pairs(case)], case)
+    # independent tie streams alone are not enough: dead units kept in the matchings still agree by category
+    kept = [
+        st.phi_match(acts(a, x), acts(b, x), dead_units="keep").log10p
+        for a, b in null_pairs("both pruned alike 50%")
+    ]
+    with pytest.raises(AssertionError):
+        assert_uniform(kept, "dead units kept")
+    with pytest.raises(ValueError, match="unknown dead_units 'drop'"):
+        st.phi_u(init(0), init(1), L, dead_units="drop")
+
+
+def test_dead_units_are_left_out_and_counted_and_a_pruned_copy_is_still_detected(x):
+    w = init(0)
+    pruned_copy = with_dead_units(perturbed(w, 0.02, seed=1), 0.5, seed=7)
+    res = st.phi_match(acts(w, x), acts(pruned_copy, x))
+    assert res.excluded == (32, 32) and res.log10p < -10
+    assert st.phi_u(w, pruned_copy, L).excluded == (32, 32)
+    assert st.phi_match(acts(w, x), acts(w, x)).excluded == (0, 0)
+    nearly_dead = with_dead_units(w, 62 / 64, seed=3)  # 2 live units per block: nothing to rank
+    with pytest.raises(st.DegenerateModels, match="no block has 3 or more live hidden units"):
+        st.phi_match(acts(w, x), acts(nearly_dead, x))
+    one_block = dict(nearly_dead)
+    for key in (glu.gate_key(1), glu.up_key(1)):
+        one_block[key] = w[key]  # block 1 alive again: block 0 is skipped, block 1 decides
+    res = st.phi_match(acts(w, x), acts(one_block, x))
+    assert math.isnan(res.per_block[0]) and res.log10p == res.per_block[1] < -10

@@ -307,3 +307,25 @@ def test_cli_refuses_an_all_zero_checkpoint(folders, tmp_path):
     ckpts.save_checkpoint(tmp_path / "zero", cfg.to_json(), {k: torch.zeros_like(v) for k, v in w.items()})
     with pytest.raises(UserError, match=r"^model a .*is constant"):
         main(["test", str(tmp_path / "zero"), str(folders["g1"]), "--stat", "match"])
+
+
+def test_a_model_with_dead_units_is_not_called_dependent_on_unrelated_models(folders, tmp_path, capsys):
+    """Issue 43: an untrained GLU with 90 % of its hidden units zeroed tested 'dependent at alpha=0.0001' against
+    two unrelated models with --stat match (p = 4.2e-08 and 1.8e-06). Its dead units are now left out and
+    counted; the verdict follows from the live ones."""
+    import torch
+
+    cfg = glu.GLUConfig()
+    w = glu.init_weights(cfg, torch.Generator().manual_seed(5))
+    dead = torch.from_numpy(np.random.default_rng(0).permutation(cfg.d_hidden)[: int(0.9 * cfg.d_hidden)])
+    for layer in range(cfg.n_blocks):
+        for key in (glu.gate_key(layer), glu.up_key(layer)):
+            w[key][dead] = 0.0
+    ckpts.save_checkpoint(tmp_path / "pruned", cfg.to_json(), w)
+    for other in ("g0", "g1"):
+        assert main(["test", str(tmp_path / "pruned"), str(folders[other]), "--stat", "match"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[1].endswith(f"({len(dead)} dead hidden units left out)"), lines
+        assert lines[-1] == "no evidence of dependence at alpha=0.0001", lines
+    assert main(["test", str(tmp_path / "pruned"), str(folders["g1"]), "--stat", "match", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["excluded"] == [len(dead)] * cfg.n_blocks
