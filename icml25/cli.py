@@ -2,7 +2,8 @@
 
     icml25 list                          the 19 papers, their status and claims held / total
     icml25 check                         check params.yaml against every paper's schema
-    icml25 verify [SLUG...]              the last run's claims against the committed ones (exit 1 if they differ)
+    icml25 verify [SLUG...]              the last run's claims against the committed ones (exit 1 if they differ
+                                         or the paper did not run since)
     icml25 stage <slug> <stage>          run one stage (what dvc.yaml calls)
     icml25 code <slug>                   write the per-stage code fingerprints (what code@<slug> calls)
     icml25 index                         write reports/README.md
@@ -90,7 +91,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from .params import implemented, load_params
     from .registry import entry
-    from .verify import AGREES, VERDICT_CHANGES, verify
+    from .verify import VERDICT_CHANGES, verify
 
     root = find_root()
     done = implemented(load_params(root))
@@ -98,35 +99,57 @@ def cmd_verify(args: argparse.Namespace) -> int:
         entry(slug)
         if slug not in done:
             raise UserError(f"paper {slug!r} is not implemented (no papers.{slug} in params.yaml)")
-    results = verify(root, args.slugs or done, args.against)
-    changed = disagree = 0
+    rev = args.against
+    results = verify(root, args.slugs or done, rev)
+    changed = inconsistent = 0
+    differ: list[str] = []
+    not_rerun: list[str] = []
+    missing: list[str] = []
     for r in results:
         if r.missing:
-            disagree += 1
+            missing.append(r.paper)
             print(f"{r.paper}: cannot compare: {r.missing}")
             continue
-        off = [c for c in r.changes if c.status != AGREES]
+        if r.not_rerun:
+            not_rerun.append(r.paper)
+            print(f"{r.paper}: not re-run since {rev}, nothing verified: {r.not_rerun}")
+            continue
+        off = [c for c in r.changes if not c.agrees]
         changed += sum(c.status in VERDICT_CHANGES for c in off)
-        disagree += bool(off)
-        n = len(r.changes)
-        if not off:
-            same = " (the file is the committed one: re-run the paper to verify it)" if r.identical else ""
-            print(f"{r.paper}: all {n} claims agree with {args.against}{same}")
+        inconsistent += sum(bool(c.inconsistent) for c in off)
+        if off:
+            differ.append(r.paper)
+            print(f"{r.paper}: {len(off)} of {len(r.changes)} claims differ from {rev}")
         else:
-            print(f"{r.paper}: {len(off)} of {n} claims differ from {args.against}")
+            print(f"{r.paper}: all {len(r.changes)} claims agree with {rev}")
         for c in r.changes if args.all else off:
             print(f"  {c.describe()}")
     if changed:
         print(f"icml25 verify: {changed} verdict(s) changed", file=sys.stderr)
-        return 1
-    if disagree:
+    if inconsistent:
         print(
-            f"icml25 verify: {disagree} paper(s) differ from {args.against} beyond their claims' tolerances "
+            f"icml25 verify: {inconsistent} claim(s) store a `passed` that their value, op and threshold "
+            "contradict (a corrupted or hand-edited claims.json)",
+            file=sys.stderr,
+        )
+    if differ and not changed and not inconsistent:
+        print(
+            f"icml25 verify: {len(differ)} paper(s) differ from {rev} beyond their claims' tolerances "
             "(no verdict changed)",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    if missing:
+        print(
+            f"icml25 verify: {len(missing)} paper(s) cannot be compared: {', '.join(missing)}",
+            file=sys.stderr,
+        )
+    if not_rerun:
+        print(
+            f"icml25 verify: {len(not_rerun)} paper(s) not re-run since {rev}, not verified: "
+            f"{', '.join(not_rerun)} (`icml25 run <slug> --force` recomputes one, `icml25 run all --force` all)",
+            file=sys.stderr,
+        )
+    return 1 if changed or inconsistent or differ or missing or not_rerun else 0
 
 
 def cmd_code(args: argparse.Namespace) -> int:
@@ -242,7 +265,8 @@ def parser(extend: Extend | None = None, epilog: str | None = None) -> argparse.
     sub.add_parser("check", help="check params.yaml against every paper's schema").set_defaults(fn=cmd_check)
     v = sub.add_parser(
         "verify",
-        help="compare the last run's claims with the committed claims.json, verdict by verdict and value by value",
+        help="compare the last run's claims with the committed claims.json, verdict by verdict (recomputed from "
+        "value, op and threshold) and value by value; a paper that did not run since is not verified (exit 1)",
     )
     v.add_argument(
         "slugs", nargs="*", metavar="SLUG", help="papers to verify (default: every implemented one)"

@@ -7,21 +7,29 @@ same runner for a whole paper in one process (the tests' smoke pipelines).
    frozen dataclasses, the paper's paths, the seed, the profile, a logger, and ``out``: a fresh temporary
    folder next to the target.
 3. Run ``stages/<slug>/<stage>.py``'s ``run(ctx)`` (the report: :func:`icml25.reporting.write_report`); on
-   success move what it wrote into place with renames (a killed or failed stage leaves the previous artifact
-   untouched and no half-written file behind), and record the stage's wall time under .dvc/tmp (wall times
-   never enter README.md or claims.json).
+   success move what it wrote into place with renames, so that a failed or stopped stage leaves no half-written
+   file behind and the previous artifact in place. Under ``dvc repro`` DVC has already removed the stage's
+   cached outputs before the command starts; a stage that fails (a bad parameter included) or is stopped by a
+   signal puts them back from DVC's cache as dvc.lock records them (:func:`restore_previous`), so that the
+   previous artifact survives there too (a ``kill -9`` leaves that to ``dvc checkout``). Then record the run under .dvc/tmp (:func:`record_run`: its wall
+   time, when it finished, the git commit checked out, and for the report the md5 of the claims.json it wrote;
+   wall times never enter README.md or claims.json). ``icml25 verify`` reads the report's record to know that
+   the paper ran since its claims.json was committed (:mod:`icml25.verify`).
 
 ``python -m icml25 code <slug>`` writes the per-stage code fingerprints of :mod:`icml25.codedeps`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import shutil
+import subprocess
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -100,8 +108,106 @@ def check_all(root: Path) -> dict[str, Any]:
 
 
 def run_stage(root: Path, slug: str, stage: str) -> None:
+    """Run one stage (the module docstring); on any failure first put back what DVC removed."""
     if stage not in STAGES:
         raise UserError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
+    try:
+        _run_stage(root, slug, stage)
+    except BaseException:
+        restore_previous(root, slug, stage)
+        raise
+
+
+def restore_previous(root: Path, slug: str, stage: str) -> list[str]:
+    """Put back the outputs of ``<stage>@<slug>`` that dvc.lock records, are missing, and whose objects are all
+    in the DVC cache: DVC removes a stage's cached outputs before it runs the stage's command, so without this
+    a failed stage (a bad value in params.yaml) cost the last good artifact. Files are copied from the cache
+    (never linked: the cache's files are read-only) into a temporary sibling and renamed into place. Returns
+    the paths restored; never raises (a missing object or an unreadable lock file leaves that output to
+    ``dvc checkout`` / ``dvc pull``, and says so in the log). The restored outputs are the ones dvc.lock
+    records, so ``dvc status`` stays truthful: the stage is still stale, its outputs are the previous ones."""
+    log = logger(slug, stage)
+    try:
+        outs = _locked_outs(root, f"{stage}@{slug}")
+        if not outs:
+            return []
+        cache = _cache_dir(root)
+    except Exception as exc:  # noqa: BLE001 - restoring is best effort; the stage's own error is what matters
+        log.warning("could not read dvc.lock or the DVC cache to restore the previous outputs: %s", exc)
+        return []
+    restored = []
+    for rel, oid in outs:
+        dest = root / rel
+        if dest.exists():
+            continue
+        try:
+            files = _cached_files(cache, oid)
+        except (OSError, ValueError) as exc:
+            log.warning("%s: not restored (%s); `dvc checkout` or `dvc pull` brings it back", rel, exc)
+            continue
+        tmp = dest.with_name(f".{dest.name}.restore-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            for relpath, src in files:
+                target = tmp / relpath if relpath else tmp
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, target)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp.rename(dest)
+        except OSError as exc:
+            log.warning("%s: not restored (%s); `dvc checkout` brings it back", rel, exc)
+            continue
+        finally:
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            elif tmp.exists():
+                tmp.unlink()
+        restored.append(rel)
+        log.info(
+            "the stage failed: restored the previous %s from the DVC cache (as dvc.lock records it)", rel
+        )
+    return restored
+
+
+def _locked_outs(root: Path, name: str) -> list[tuple[str, str]]:
+    """(path, md5) of each cached output of stage ``name`` in dvc.lock ([] without a lock file or an entry)."""
+    import yaml
+
+    lock = root / "dvc.lock"
+    if not lock.exists():
+        return []
+    entry = (yaml.safe_load(lock.read_text()) or {}).get("stages", {}).get(name) or {}
+    return [(o["path"], o["md5"]) for o in entry.get("outs", []) if "md5" in o]
+
+
+def _cache_dir(root: Path) -> Path:
+    """The checkout's DVC cache of md5 objects (``cache.dir`` of .dvc/config or config.local honoured)."""
+    from dvc.repo import Repo
+
+    repo = Repo(str(root), uninitialized=False)
+    try:
+        return Path(repo.cache.local.path)
+    finally:
+        repo.close()
+
+
+def _cached_files(cache: Path, oid: str) -> list[tuple[str, Path]]:
+    """(relative path, cache file) of every file of object ``oid``: one ("", file) for a file, a directory's
+    entries from its ``.dir`` manifest. Raises if an object is missing."""
+
+    def path(md5: str) -> Path:
+        found = cache / md5[:2] / md5[2:]
+        if not found.is_file():
+            raise FileNotFoundError(f"object {md5} is not in the DVC cache")
+        return found
+
+    if not oid.endswith(".dir"):
+        return [("", path(oid))]
+    manifest = json.loads(path(oid).read_text())
+    return [(entry["relpath"], path(entry["md5"])) for entry in manifest]
+
+
+def _run_stage(root: Path, slug: str, stage: str) -> None:
     params = load_params(root)
     paper = load_paper(slug)
     check_paper(params, slug, paper.schema)
@@ -133,9 +239,48 @@ def run_stage(root: Path, slug: str, stage: str) -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     wall = time.perf_counter() - start
-    paths.stage_timings.mkdir(parents=True, exist_ok=True)
-    (paths.stage_timings / f"{stage}.json").write_text(json.dumps({"stage": stage, "wall_s": round(wall, 3)}))
+    record_run(paths, stage, wall)
     ctx.log.info("done in %.1f s", wall)
+
+
+def checked_out_commit(root: Path) -> str | None:
+    """The commit checked out in ``root`` when ``root`` is the top of a git work tree (None otherwise: a scratch
+    copy inside another checkout does not borrow its HEAD)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != root.resolve():
+        return None
+    return lines[1]
+
+
+def record_run(paths: PaperPaths, stage: str, wall: float) -> Path:
+    """``.dvc/tmp/icml25-timing/<slug>/<stage>.json``, written when a stage's outputs are in place: its wall time
+    (timing.json's source), when it finished (UTC), the commit checked out and, for the report, the md5 of the
+    claims.json it installed. ``icml25 verify`` reads the report's record: the paper ran since its claims.json
+    was committed, and the file in the working tree is the bytes that run wrote (:func:`icml25.verify.rerun`)."""
+    doc: dict[str, Any] = {
+        "stage": stage,
+        "wall_s": round(wall, 3),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": checked_out_commit(paths.root),
+    }
+    if stage == "report" and paths.claims.exists():
+        doc["claims_md5"] = hashlib.md5(paths.claims.read_bytes()).hexdigest()
+    paths.stage_timings.mkdir(parents=True, exist_ok=True)
+    path = paths.stage_timings / f"{stage}.json"
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(doc))
+    os.replace(tmp, path)
+    return path
 
 
 def run_pipeline(root: Path, slug: str, stages: tuple[str, ...] = STAGES) -> None:

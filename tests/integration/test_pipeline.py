@@ -74,6 +74,26 @@ def test_train_param_change_reruns_only_train_and_downstream(clone):
     assert ran - {"index"} == {f"train@{SLUG}", f"evaluate@{SLUG}", f"report@{SLUG}"}
 
 
+def test_a_bad_parameter_under_plain_dvc_repro_keeps_the_previous_artifact(clone):
+    """DVC removes a stage's cached outputs before its command runs; the runner puts them back from the cache
+    when the stage fails (here: a parameter the schema refuses), so the last good model survives."""
+    trained = clone / "data" / SLUG / "trained" / "main"
+    before = digest(trained)
+    params = yaml.safe_load((clone / "params.yaml").read_text())
+    params["papers"][SLUG]["train"]["ft_steps"] = -3
+    (clone / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    out = dvc(clone, "repro", f"train@{SLUG}", check=False)
+    assert out.returncode != 0 and "ft_steps" in out.stdout + out.stderr
+    assert "restored the previous data/model_independence/trained/main" in out.stdout + out.stderr
+    assert digest(trained) == before
+    assert not list(trained.parent.glob(".main.*"))  # no temporary copy left behind
+    status = json.loads(dvc(clone, "status", "--json").stdout)
+    changes = [
+        change for entry in status[f"train@{SLUG}"] for change in entry
+    ]  # still stale: its params changed
+    assert "changed outs" not in changes, status  # and its outputs are the ones dvc.lock records
+
+
 def test_an_edit_to_the_report_code_reruns_the_report_only(clone):
     append(clone / "stages" / SLUG / "report.py")
     assert stale(clone) == {f"code@{SLUG}", f"report@{SLUG}"}
