@@ -15,6 +15,7 @@ same params twice gives byte-identical files (PNG figures are written without ti
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from pathlib import Path
@@ -42,6 +43,24 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+#: Code spans and URLs: kept as written by :func:`md_escape` (a code span is meant; a URL must stay a link).
+_VERBATIM = re.compile(r"(`[^`]*`|https?://[^\s<>()`]+)")
+#: What markdown would read as emphasis, a link, an escape or (attr_list) attributes: ``R* ... R*`` must not turn
+#: into italics, nor a cell ending in ``{k + 1}`` into a class.
+_MD_SPECIAL = re.compile(r"([\\*_\[\]{}])")
+
+
+def md_escape(text: Any) -> str:
+    """Text written from data (a figure's caption; the site's statements and benchmark cells), as markdown that
+    shows it as written: ``\\ * _ [ ] { }`` backslash-escaped and ``<``/``>``/``&`` HTML-escaped (a statement
+    such as "p < 0.05" must not open an HTML tag), except inside code spans and URLs."""
+    s = "" if text is None else str(text)
+    parts = _VERBATIM.split(s)
+    return "".join(
+        p if i % 2 else html.escape(_MD_SPECIAL.sub(r"\\\1", p), quote=False) for i, p in enumerate(parts)
+    )
+
+
 def fixed(x: float, decimals: int = 6) -> str:
     """A number known to ``decimals`` places (an R^2, a coverage): rounding noise such as 2.2e-16 prints as 0,
     trailing zeros are dropped (0.418079, 1, 0)."""
@@ -57,7 +76,10 @@ def table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
     if not rows:
         return "_(no rows)_\n"
     columns = columns or list(rows[0])
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines = [
+        "| " + " | ".join(str(c).replace("|", "\\|") for c in columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
     for r in rows:
         lines.append("| " + " | ".join(fmt(r.get(c, "")).replace("|", "\\|") for c in columns) + " |")
     return "\n".join(lines) + "\n"
@@ -125,7 +147,7 @@ class Evaluated:
         """Register a figure (saved as figures/<name>); returns the markdown that shows it."""
         self.figures[name] = fig
         pyplot().close(fig)
-        return f"![{caption}](figures/{name})\n\n*{caption}*\n"
+        return f"![{caption}](figures/{name})\n\n*{md_escape(caption)}*\n"
 
 
 # -------------------------------------------------------------------------------------------- the report

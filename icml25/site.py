@@ -8,10 +8,12 @@ What it shows, all read from the checkout's files (nothing recomputed, nothing d
 - ``papers/<slug>/``: per paper, the citation and links, the profile, the claims (ours next to the paper's own
   number, the test, the verdict, the tolerance), the failed claims' notes, every figure of
   ``reports/<slug>/figures/``, the stage wall times (``timing.json``), the benchmark table
-  (``benchmarks/results/<slug>.json``), the Prefect deployments that run it (and, when a Prefect API answers at
-  ``PREFECT_API_URL``, a link into its UI), and the full report (``reports/<slug>/README.md``) as a sub-page;
+  (``benchmarks/results/<slug>.json``, laid out to fit the page: :func:`benchmark_section`), the Prefect
+  deployments that run it (and, when a Prefect API answers at ``PREFECT_API_URL``, a link into its UI), and the
+  full report (``reports/<slug>/README.md``) as a sub-page;
 - ``pipeline``: the pipeline benchmark (``benchmarks/results/pipeline.json``) when it exists.
 
+Text taken from data (statements, captions, benchmark cells) is escaped (:func:`md_escape`): it shows as written.
 The markdown sources and ``mkdocs.yml`` are generated into a temporary folder; MkDocs builds them into a
 temporary folder beside the target, which then replaces it (a failed build leaves the old site). A folder this
 module built carries :data:`MARKER`; any other non-empty folder is refused as a target, so that ``--out`` can
@@ -20,7 +22,6 @@ never replace a folder of the user's. MkDocs is imported only here, inside the f
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -38,7 +39,7 @@ from .errors import UserError
 from .params import implemented, load_params
 from .paths import PaperPaths
 from .registry import CATALOGUE, STAGES, Entry
-from .reporting import fmt, render_benchmark
+from .reporting import fmt, md_escape
 
 #: The file that marks a folder as a site this module built (the only non-empty folders it replaces).
 MARKER = ".icml25-site"
@@ -200,14 +201,24 @@ def read_paper(root: Path, e: Entry, done: set[str]) -> PaperData:
 
 
 # ---------------------------------------------------------------------------------------------- markdown
+#: What opens a block at the start of a paragraph (a heading, a list item).
+_BLOCK_START = re.compile(r"^(\s*)(#|[-+](?=\s)|\d+(?=[.)]\s))")
+
+
+def paragraph(text: Any) -> str:
+    """:func:`md_escape` for text that starts a paragraph: a leading ``#``, ``-``, ``+`` or ``1.`` stays text
+    (not a heading or a list)."""
+
+    def escape(m: re.Match[str]) -> str:
+        return m[1] + (m[2] + "\\" if m[2][0].isdigit() else "\\" + m[2])
+
+    return _BLOCK_START.sub(escape, md_escape(text), count=1)
+
+
 def cell(text: Any) -> str:
-    """Text for a markdown table cell: one line, ``|`` escaped, ``<``/``>``/``&`` escaped outside code spans
-    (a statement such as "p < 0.05" must not open an HTML tag)."""
+    """Text for a markdown table cell: :func:`md_escape` on one line, ``|`` escaped."""
     s = "" if text is None else str(text).replace("\n", " ")
-    parts = re.split(r"(`[^`]*`)", s)
-    return "".join(p if i % 2 else html.escape(p, quote=False) for i, p in enumerate(parts)).replace(
-        "|", "\\|"
-    )
+    return md_escape(s).replace("|", "\\|")
 
 
 def md_table(columns: list[str], rows: list[list[Any]]) -> str:
@@ -354,11 +365,12 @@ def _claims_section(p: PaperData) -> list[str]:
             ]
             for cid, c in mine.items()
         ]
-        out += [f"### {KIND_HEADINGS[kind]}\n", md_table(columns, rows)]
+        out += [f"### {KIND_HEADINGS[kind]}\n", _div("icml25-claims", md_table(columns, rows))]
     other = {cid: c for cid, c in claims.items() if c.get("kind") not in KINDS}
     if other:  # an old claims.json without kinds: shown, counted nowhere
         rows = [[f"`{cid}`", cell(c.get("statement")), _value(c), _held(c)] for cid, c in other.items()]
-        out += ["### Claims without a kind\n", md_table(["id", "statement", "ours", "verdict"], rows)]
+        table = md_table(["id", "statement", "ours", "verdict"], rows)
+        out += ["### Claims without a kind\n", _div("icml25-claims", table)]
     if p.failed:
         out.append("## Failed claims\n")
         for cid in p.failed:
@@ -368,7 +380,7 @@ def _claims_section(p: PaperData) -> list[str]:
                 line += f"; the paper: {cell(c['paper'])}"
             body = [
                 f"### `{cid}` ({c.get('kind', 'no kind')}) {{#failed-{cid}}}\n",
-                cell(c.get("statement")) + ".\n",
+                paragraph(str(c.get("statement") or "").replace("\n", " ")) + ".\n",
                 line + ".\n",
             ]
             if c.get("reason"):
@@ -379,6 +391,96 @@ def _claims_section(p: PaperData) -> list[str]:
                 body.append(f"A stub fails it in `tests/papers/{p.slug}/{c['killed_by']}`.\n")
             out += body
     return out
+
+
+def _div(css_class: str, markdown: str) -> str:
+    """``markdown`` in a ``<div class=...>`` (md_in_html), so that the site's CSS can tell its tables apart."""
+    return f'<div class="{css_class}" markdown="1">\n\n{markdown}\n</div>\n'
+
+
+#: A benchmark table with more columns than this is split: its long text columns go to a second table.
+BENCH_MAX_COLUMNS = 6
+#: A column (other than the first, the row's name) whose longest cell has more characters than this is long text.
+BENCH_LONG_CELL = 40
+#: The row benchmarks/<slug>.py appends with the stage wall times of the report it ran beside.
+_STAGE_TIMES_ROW = re.compile(r"stage wall times")
+
+
+def _header(name: str) -> str:
+    """A column name for a table's header: escaped, and free to break after ``_`` (``rm_calls_per_token``)."""
+    return cell(name).replace("\\_", "\\_<wbr>")
+
+
+def _is_stage_times(row: dict[str, Any]) -> bool:
+    return any(isinstance(v, str) and _STAGE_TIMES_ROW.search(v) for v in row.values())
+
+
+def _stage_times_line(row: dict[str, Any], columns: list[str]) -> str:
+    """The stage-wall-times row as a sentence: its cells are not the columns' quantities (a list of stage times
+    under "method", a total under "check"), so in the table they sat under the wrong headers."""
+    keys = [c for c in columns if row.get(c) not in (None, "")] + [
+        k for k in row if k not in columns and row[k] not in (None, "")
+    ]
+    split = next(i for i, k in enumerate(keys) if isinstance(row[k], str) and _STAGE_TIMES_ROW.search(row[k]))
+    label = ", ".join(cell(row[k]) for k in keys[: split + 1])
+    # text as written ("evaluate 10 s, prepare 0 s, ...", "total 76 s"); a bare number with its column's name
+    rest = [
+        cell(row[k]) if isinstance(row[k], str) else f"{cell(k)}: {cell(fmt(row[k]))}"
+        for k in keys[split + 1 :]
+    ]
+    return f"{label}: {'; '.join(rest) or 'none recorded'}.\n"
+
+
+def _long_columns(columns: list[str], rows: list[dict[str, Any]]) -> list[str]:
+    """The long text columns of a table wider than :data:`BENCH_MAX_COLUMNS` (never the first, the row's name)."""
+    if len(columns) <= BENCH_MAX_COLUMNS or not rows:
+        return []
+    return [c for c in columns[1:] if max(len(fmt(r.get(c, ""))) for r in rows) > BENCH_LONG_CELL]
+
+
+def benchmark_section(path: Path) -> str:
+    """The benchmark JSON (written by benchmarks/<slug>.py) laid out for the site's pages: the stage-wall-times
+    row as a sentence under the table (not under the columns' headers); a table wider than
+    :data:`BENCH_MAX_COLUMNS` keeps its short columns (the numbers and ratios, so they fit the page without a
+    scroll bar) and moves its long text columns (checks, lists of runs, settings) into a second table, by row
+    number, where they have the room to wrap into a few lines instead of a column a few words wide that makes
+    every row of the table tall. Every cell is escaped (:func:`cell`). reports/<slug>/README.md keeps the whole
+    table (:func:`icml25.reporting.render_benchmark`)."""
+    if not path.exists():
+        return f"No benchmark has been run yet (`python benchmarks/{path.stem}.py` writes {path.name}).\n"
+    data = io.read_json(path)
+    all_rows = [r for r in data.get("rows") or [] if isinstance(r, dict)]
+    columns = [str(c) for c in data.get("columns") or (list(all_rows[0]) if all_rows else [])]
+    head = f"From `benchmarks/results/{path.name}`"
+    if data.get("machine"):
+        head += f", measured on {md_escape(data['machine'])}"
+    if data.get("date"):
+        head += f" ({md_escape(data['date'])})"
+    out = [head + ".\n"]
+    rows = [r for r in all_rows if not _is_stage_times(r)]
+    text = {id(r): {c: cell(fmt(r.get(c, ""))) for c in columns} for r in rows}
+    long = _long_columns(columns, rows)
+    short = [c for c in columns if c not in long]
+    if not rows:
+        out.append("_(no rows)_\n")
+    elif not long:
+        table = md_table([_header(c) for c in columns], [[text[id(r)][c] for c in columns] for r in rows])
+        out.append(_div("icml25-bench", table))
+    else:
+        numbered = list(enumerate(rows, 1))
+        table = md_table(
+            ["#"] + [_header(c) for c in short], [[i] + [text[id(r)][c] for c in short] for i, r in numbered]
+        )
+        out.append(_div("icml25-bench icml25-numbered", table))
+        detail = [
+            [i] + [text[id(r)][c] for c in long] for i, r in numbered if any(text[id(r)][c] for c in long)
+        ]
+        out.append(f"The table's longer cells ({', '.join(cell(c) for c in long)}), by row (#):\n")
+        out.append(_div("icml25-bench-detail", md_table(["#"] + [_header(c) for c in long], detail)))
+    out += [_stage_times_line(r, columns) for r in all_rows if _is_stage_times(r)]
+    if data.get("note"):
+        out.append(paragraph(data["note"]) + "\n")
+    return "\n".join(out)
 
 
 def _timing_section(p: PaperData) -> list[str]:
@@ -450,14 +552,34 @@ def paper_page(root: Path, p: PaperData, deps: list[Deployment], links: PrefectL
         + _claims_section(p)
         + figures
         + _timing_section(p)
-        + ["## Benchmark\n", render_benchmark(bench)]
+        + ["## Benchmark\n", benchmark_section(bench)]
         + _deploy_section(p, deps, links)
     )
 
 
+#: A figure in a report README as ``Evidence.figure`` (icml25/reporting.py) writes it: the link, then its caption
+#: in italics, written unescaped (``*mean R* against ...*`` shows "mean R" in italics and a stray ``*``).
+_README_FIGURE = re.compile(
+    r"^(?P<link>!\[(?P<alt>[^\]\n]*)\]\(figures/[^)\s]+\)\n\n)\*(?P<caption>[^\n]+)\*$", re.MULTILINE
+)
+
+
+def _readme_captions(text: str) -> str:
+    """The README's figure captions escaped (:func:`md_escape`), where the caption is the figure's alt text as
+    written there (a caption that is not the alt text, or is already escaped, is left as it is)."""
+
+    def escape(m: re.Match[str]) -> str:
+        if m["caption"] != m["alt"] or md_escape(m["caption"]) == m["caption"]:
+            return m[0]
+        return f"{m['link']}*{md_escape(m['caption'])}*"
+
+    return _README_FIGURE.sub(escape, text)
+
+
 def report_page(p: PaperData) -> str:
-    """The report README as a sub-page: its figure links (``figures/x.png``) resolve beside it."""
-    text = p.readme or ""
+    """The report README as a sub-page: its figure links (``figures/x.png``) resolve beside it; its generated
+    figure captions are escaped (:func:`_readme_captions`)."""
+    text = _readme_captions(p.readme or "")
     first, _, rest = text.partition("\n")
     note = (
         f"\n*This is `reports/{p.slug}/README.md`, written by `report@{p.slug}`; the "
@@ -467,8 +589,9 @@ def report_page(p: PaperData) -> str:
 
 
 def pipeline_page(path: Path) -> str:
-    return "# Pipeline benchmark\n\nWhat the pipeline itself costs, beside its goals.\n\n" + render_benchmark(
-        path
+    return (
+        "# Pipeline benchmark\n\nWhat the pipeline itself costs, beside its goals.\n\n"
+        + benchmark_section(path)
     )
 
 
@@ -488,13 +611,27 @@ class Built:
 
 
 #: The site's own stylesheet: the claims tables are wide, so pages use more of the window, cells are tighter, and
-#: identifiers do not break mid-word.
+#: identifiers do not break mid-word. Tables come in classed divs (:func:`_div`): the claims tables give their
+#: statement column room; a benchmark table (:func:`benchmark_section`) keeps its columns narrow (headers wrap)
+#: so that all of them, the ratios at the right included, fit the page; its long text cells get their own table.
 CSS = """\
 .md-grid { max-width: 100rem; }
 .md-typeset table:not([class]) th, .md-typeset table:not([class]) td { padding: .5em .7em; }
 .md-typeset table:not([class]) td code { white-space: nowrap; }
 .md-typeset table:not([class]) td { vertical-align: top; }
-.md-typeset table:not([class]) td:nth-child(3) { min-width: 14em; }
+.md-typeset :is(.icml25-claims, .icml25-bench, .icml25-bench-detail) .md-typeset__table { display: block; }
+.md-typeset :is(.icml25-claims, .icml25-bench, .icml25-bench-detail) table:not([class]) {
+  display: table; width: 100%; }
+.md-typeset :is(.icml25-claims, .icml25-bench) table:not([class]) th { min-width: 0; }
+.md-typeset .icml25-claims table:not([class]) td:nth-child(3) { min-width: 20em; }
+.md-typeset .icml25-claims table:not([class]) td:nth-child(4) { min-width: 9em; }
+.md-typeset .icml25-claims table:not([class]) td:nth-child(6) { min-width: 8em; }
+.md-typeset .icml25-claims table:not([class]) td:is(:nth-child(5), :nth-child(7)) { white-space: nowrap; }
+.md-typeset .icml25-bench table:not([class]) th, .md-typeset .icml25-bench table:not([class]) td {
+  padding: .4em .45em; }
+.md-typeset .icml25-numbered table:not([class]) td:nth-child(2) { min-width: 9em; }
+.md-typeset .icml25-bench-detail table:not([class]) td { min-width: 12em; }
+.md-typeset .icml25-bench-detail table:not([class]) :is(td, th):first-child { min-width: 0; width: 2em; }
 .md-typeset img { max-width: 100%; }
 """
 
@@ -567,6 +704,7 @@ def mkdocs_config(docs: Path, site_dir: Path, nav: list[Any]) -> dict[str, Any]:
             "tables",
             "attr_list",
             "admonition",
+            "md_in_html",
             {"toc": {"permalink": True}},
             "pymdownx.magiclink",
         ],

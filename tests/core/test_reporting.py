@@ -209,3 +209,22 @@ def test_timing_keeps_the_stages_that_did_not_run_here_from_the_same_profile(tmp
     assert _timings(paths, "quick")["wall_s"] == {"train": 2.5}  # another profile's times are never mixed in
     paths.timing.write_text(json.dumps({"paper": SLUG, "wall_s": {"prepare": 1.0}}))  # no profile recorded
     assert _timings(paths, "smoke")["wall_s"] == {"train": 2.5}
+
+
+def test_captions_and_column_names_are_escaped_markdown(tmp_path):
+    """Issue 43: farma's caption "mean R* against ..." rendered as italics with a stray `*`, and a column named
+    "max |diff| vs ours" split its table. The caption's line is escaped (the alt text stays as written) and a
+    column name's `|` is escaped like a cell's."""
+    from icml25.reporting import Evaluated, md_escape, table
+
+    ev = Evaluated(tmp_path, SimpleNamespace(), 0, "quick", "ghost")
+    text = ev.figure("r.png", pyplot().figure(), "mean R* against RM calls per token (p < 0.05, `k_*`)")
+    assert text == (
+        "![mean R* against RM calls per token (p < 0.05, `k_*`)](figures/r.png)\n\n"
+        "*mean R\\* against RM calls per token (p &lt; 0.05, `k_*`)*\n"
+    )
+    assert md_escape("flip <switch> at {k + 1}, see https://x.org/a_b") == (
+        "flip &lt;switch&gt; at \\{k + 1\\}, see https://x.org/a_b"
+    )
+    head = table([{"max |diff| vs ours": 1.0}]).splitlines()[0]
+    assert head == "| max \\|diff\\| vs ours |"

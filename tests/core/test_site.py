@@ -23,7 +23,9 @@ from tests.helpers import assert_refused, run_tool
 
 
 class Page(HTMLParser):
-    """The parts of a built page the tests read: table rows (cell texts), img srcs, element ids, link hrefs."""
+    """The parts of a built page the tests read: table rows (cell texts), img srcs, element ids, link hrefs; and,
+    per table, its section (the id of the h2 above it), the class of the div it sits in and its rows; the texts
+    of em and p elements."""
 
     def __init__(self, path: Path):
         super().__init__()
@@ -31,8 +33,14 @@ class Page(HTMLParser):
         self.images: list[str] = []
         self.ids: set[str] = set()
         self.links: list[str] = []
+        self.tables: list[tuple[str, str, list[list[str]]]] = []
+        self.ems: list[str] = []
+        self.paragraphs: list[str] = []
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
+        self._section = ""
+        self._divs: list[str] = []
+        self._open: dict[str, list[list[str]]] = {"em": [], "p": []}
         self.text: list[str] = []
         self.feed(path.read_text())
 
@@ -40,7 +48,14 @@ class Page(HTMLParser):
         a = dict(attrs)
         if a.get("id"):
             self.ids.add(a["id"])
-        if tag == "tr":
+        if tag == "h2":
+            self._section = a.get("id", "")
+        elif tag == "div":
+            self._divs.append(a.get("class") or "")
+        elif tag == "table":
+            mine = next((c for c in reversed(self._divs) if "icml25-" in c), "")
+            self.tables.append((self._section, mine, []))
+        elif tag == "tr":
             self._row = []
         elif tag in ("td", "th") and self._row is not None:
             self._cell = []
@@ -48,6 +63,8 @@ class Page(HTMLParser):
             self.images.append(a.get("src", ""))
         elif tag == "a" and a.get("href"):
             self.links.append(a["href"])
+        if tag in self._open:
+            self._open[tag].append([])
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
@@ -55,11 +72,21 @@ class Page(HTMLParser):
             self._cell = None
         elif tag == "tr" and self._row is not None:
             self.rows.append(self._row)
+            if self.tables:
+                self.tables[-1][2].append(self._row)
             self._row = None
+        elif tag == "div" and self._divs:
+            self._divs.pop()
+        if tag in self._open and self._open[tag]:
+            text = " ".join("".join(self._open[tag].pop()).split())
+            (self.ems if tag == "em" else self.paragraphs).append(text)
 
     def handle_data(self, data):
         if self._cell is not None:
             self._cell.append(data)
+        for parts in self._open.values():
+            for part in parts:
+                part.append(data)
         self.text.append(data)
 
     @property
@@ -307,3 +334,189 @@ def test_a_busy_port_is_refused(tmp_path):
         s.listen()
         with pytest.raises(UserError, match="cannot serve on 127.0.0.1"):
             serve(tmp_path, s.getsockname()[1], announce=lambda line: None)
+
+
+# --------------------------------------------------------------------------------- text and layout of the pages
+#: A caption, claim statements and a benchmark that markdown would misread when written as they are.
+CAPTION = "mean R* against RM calls per token (greedy, x_1 and x_2 over seeds)"
+STATEMENT = "mean R* of A minus mean R* of B over beta in {1, 10, 100}"
+FAILED_STATEMENT = "- R* of x_1 against R* of x_2 over beta in {1, 10, 100}"
+CHECK = (
+    "paper (Table 3, TL;DR, GPUs): ARGS 32 min vs FaRMA 5 min = 6.4x; spec >= 3x; same text as FaRMA: True"
+)
+STAGE_TIMES = "evaluate 10 s, prepare 0 s, report 2 s, train 57 s, validate 6 s"
+WIDE_BENCHMARK = {
+    "machine": "2 CPU cores",
+    "date": "2026-12-01",
+    "columns": [
+        "setting",
+        "method",
+        "tokens",
+        "rm_calls_per_token",
+        "rm_seconds",
+        "total_seconds",
+        "peak_mb",
+        "rm runs (s)",
+        "total runs (s)",
+        "max |diff| vs ours",
+        "rm_ratio",
+        "total_ratio",
+        "check",
+    ],
+    "rows": [
+        {
+            "setting": "synthetic CausalNet (V 16, GRU 64), 64 prompts",
+            "method": "FaRMA",
+            "tokens": 32,
+            "rm_calls_per_token": 1.0,
+            "rm_seconds": 0.0827,
+            "total_seconds": 0.1732,
+            "peak_mb": 3.043,
+            "rm runs (s)": "0.107, 0.077, 0.078, 0.086, 0.083, 0.091, 0.079, 0.088",
+            "total runs (s)": "0.221, 0.164, 0.160, 0.189, 0.173, 0.181, 0.170, 0.166",
+            "max |diff| vs ours": 0.0,
+            "rm_ratio": "",
+            "total_ratio": "",
+            "check": "",
+        },
+        {
+            "setting": "synthetic CausalNet (V 16, GRU 64), 64 prompts",
+            "method": "ARGS batched",
+            "tokens": 32,
+            "rm_calls_per_token": 10.0,
+            "rm_seconds": 0.5919,
+            "total_seconds": 0.6883,
+            "peak_mb": 29.064,
+            "rm runs (s)": "0.630, 0.592, 0.592, 0.637, 0.582, 0.601, 0.598, 0.611",
+            "total runs (s)": "0.743, 0.688, 0.688, 0.741, 0.677, 0.690, 0.702, 0.695",
+            "max |diff| vs ours": 0.0,
+            "rm_ratio": 7.16,
+            "total_ratio": 3.97,
+            "check": CHECK,
+        },
+        {
+            "setting": "quick profile, `dvc repro` (last run's stage wall times)",
+            "method": STAGE_TIMES,
+            "check": "total 76 s",
+        },
+    ],
+    "note": "Calls per token: R* of A and R* of B, rm_forwards_per_token the forward passes.",
+}
+
+
+@pytest.fixture(scope="module")
+def odd_texts(root, tmp_path_factory):
+    """ghost alone, as committed but for a figure caption, two claim statements and a benchmark (WIDE_BENCHMARK)
+    that markdown and the page's width would get wrong if written as they are."""
+    import re
+
+    from icml25.scratch import write_params
+    from icml25.site import PrefectLinks, build_site
+
+    work = tmp_path_factory.mktemp("odd-texts")
+    params = load_params(root)
+    params["papers"] = {"ghost": params["papers"]["ghost"]}
+    write_params(work / "params.yaml", params)
+    shutil.copytree(root / "reports" / "ghost", work / "reports" / "ghost")
+    readme = work / "reports" / "ghost" / "README.md"
+    text = readme.read_text()
+    old = re.search(r"!\[([^\]]*)\]\(figures/accuracy\.png\)", text)[1]
+    assert f"\n*{old}*\n" in text  # the caption line as Evidence.figure writes it
+    readme.write_text(text.replace(f"![{old}]", f"![{CAPTION}]").replace(f"\n*{old}*\n", f"\n*{CAPTION}*\n"))
+    doc = io.read_json(work / "reports" / "ghost" / "claims.json")
+    first, second = list(doc["claims"])[:2]
+    doc["claims"][first]["statement"] = STATEMENT
+    doc["claims"][second].update(statement=FAILED_STATEMENT, passed=0)
+    io.write_json(work / "reports" / "ghost" / "claims.json", doc)
+    (work / "benchmarks" / "results").mkdir(parents=True)
+    io.write_json(work / "benchmarks" / "results" / "ghost.json", WIDE_BENCHMARK)
+    built = build_site(work, work / "site", links=PrefectLinks(status="no Prefect API in this test"))
+    return built.out, first, second
+
+
+def test_generated_texts_are_escaped_markdown(root, odd_texts, committed):
+    """A caption "mean R* against ..." shows whole, not "mean R" in italics and a stray "*"; a statement keeps
+    its stars, underscores and braces (attr_list read a cell ending in "{1, 10, 100}" as attributes) and a
+    failed claim's statement starting with "- " is a sentence, not a list."""
+    import re
+
+    site, first, second = odd_texts
+    page = Page(site / "papers" / "ghost" / "index.html")
+    assert CAPTION in page.ems and f'alt="{CAPTION}"' in (site / "papers/ghost/index.html").read_text()
+    rows = {r[0]: r for r in page.rows if r and r[0] in (first, second)}
+    assert rows[first][2] == STATEMENT and rows[second][2] == FAILED_STATEMENT
+    assert f"{FAILED_STATEMENT}." in page.paragraphs
+    assert CAPTION in Page(site / "papers" / "ghost" / "report.html").ems  # the README's own caption line
+    for slug in implemented(
+        load_params(root)
+    ):  # the committed reports: every caption whole (farma's "mean R*")
+        readme = (root / "reports" / slug / "README.md").read_text()
+        captions = re.findall(r"!\[([^\]]*)\]\(figures/[^)\s]+\)", readme)
+        for name in ("index.html", "report.html"):
+            ems = Page(committed / "papers" / slug / name).ems
+            assert all(c in ems for c in captions), (slug, name, captions, ems)
+
+
+def _benchmark_tables(page: Page) -> list[tuple[str, list[list[str]]]]:
+    return [(css, rows) for section, css, rows in page.tables if section == "benchmark"]
+
+
+def test_a_wide_benchmark_table_fits_the_page_and_its_long_texts_do_not_stretch_rows(odd_texts, committed):
+    """The short columns (numbers, ratios) stay in the benchmark table, which the CSS fits to the page's width
+    (no scroll bar hiding the ratios at the right); long text columns (checks, lists of runs) go to a second
+    table, by row number, where they wrap into a few wide lines instead of a narrow column of many."""
+    from icml25.site import BENCH_LONG_CELL, BENCH_MAX_COLUMNS
+
+    site, _, _ = odd_texts
+    tables = _benchmark_tables(Page(site / "papers" / "ghost" / "index.html"))
+    assert len(tables) == 2, tables
+    (main_css, main), (detail_css, detail) = tables
+    header = main[0]
+    assert {"rm_ratio", "total_ratio", "max |diff| vs ours", "total_seconds"} <= set(header), header
+    assert "check" not in header and "rm runs (s)" not in header
+    assert all(len(c) <= BENCH_LONG_CELL for r in main for c in r[2:]), main  # beside "#" and the row's name
+    assert detail[0] == ["#", "rm runs (s)", "total runs (s)", "check"]
+    assert [r[0] for r in detail[1:]] == ["1", "2"] and detail[2][3] == CHECK
+    assert "icml25-bench" in main_css.split() and "icml25-bench-detail" in detail_css.split()
+    # the CSS: a benchmark table is laid out to the page's width (not Material's inline-block that grows past it,
+    # with 5rem headers); the claims tables' room for the statement (column 3) is theirs, not every table's
+    rules = [
+        (sel.strip(), body)
+        for sel, _, body in (r.partition("{") for r in (committed / "site.css").read_text().split("}"))
+    ]
+    bench = [body for sel, body in rules if ".icml25-bench" in sel and sel.endswith("table:not([class])")]
+    assert any("display: table" in b and "width: 100%" in b for b in bench), rules
+    assert any(
+        ".icml25-bench" in sel and sel.endswith(" th") and "min-width: 0" in body for sel, body in rules
+    )
+    assert [sel for sel, _ in rules if "td:nth-child(3)" in sel] == [
+        ".md-typeset .icml25-claims table:not([class]) td:nth-child(3)"
+    ]
+    # the committed benchmarks: no wide table holds long texts beside its row's number and name
+    for page_path in committed.glob("papers/*/index.html"):
+        for css_class, rows in _benchmark_tables(Page(page_path)):
+            if len(rows[0]) > BENCH_MAX_COLUMNS and "icml25-bench-detail" not in css_class:
+                named = 2 if rows[0][0] == "#" else 1
+                assert all(len(c) <= BENCH_LONG_CELL for r in rows[1:] for c in r[named:]), page_path
+
+
+def test_the_stage_times_row_is_a_sentence_not_a_row_under_the_columns(root, odd_texts, committed):
+    """benchmarks/<slug>.py end their table with the stage wall times of `dvc repro`: a list of stage times (under
+    "method"), a total (under "check"). On the site it is a sentence under the table; every row of the table has
+    as many cells as its header, and a header with a "|" (epd_serving's "max |diff| vs ours") no longer breaks
+    the table into a paragraph of pipes."""
+    site, _, _ = odd_texts
+    page = Page(site / "papers" / "ghost" / "index.html")
+    for _, rows in _benchmark_tables(page):
+        assert all(len(r) == len(rows[0]) for r in rows)
+        assert not [r for r in rows if any("stage wall times" in c for c in r)], rows
+    line = f"quick profile, dvc repro (last run's stage wall times): {STAGE_TIMES}; total 76 s."
+    assert line in page.paragraphs, page.paragraphs
+    assert WIDE_BENCHMARK["note"] in page.paragraphs
+    for page_path in committed.glob("papers/*/index.html"):
+        slug = page_path.parent.name
+        if not (root / "benchmarks" / "results" / f"{slug}.json").exists():
+            continue
+        tables = _benchmark_tables(Page(page_path))
+        assert tables, slug  # the table was rendered as a table
+        assert not [r for _, rows in tables for r in rows if any("stage wall times" in c for c in r)], slug

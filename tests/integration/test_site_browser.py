@@ -128,6 +128,15 @@ IMAGES = """return Array.from(document.querySelectorAll('article img')).map(
     i => [i.getAttribute('src'), i.complete, i.naturalWidth])"""
 OUTSIDE = """return performance.getEntriesByType('resource').map(e => e.name)
     .filter(u => !u.startsWith('http://127.0.0.1:') && !u.startsWith('data:'))"""
+#: Each table of the article: [px its right edge passes its scroll box's (columns hidden behind a scroll bar),
+#: its tallest row in px].
+LAYOUT = """return Array.from(document.querySelectorAll('article table')).map(t => {
+    const box = (t.closest('.md-typeset__scrollwrap') || t.parentElement).getBoundingClientRect();
+    const rows = Array.from(t.rows).map(r => r.getBoundingClientRect().height);
+    return [Math.round(t.getBoundingClientRect().right - box.right), Math.round(Math.max(0, ...rows))]})"""
+#: No row of a page's tables is taller than this (a long text squeezed into a narrow column made rows of 500 px
+#: and more, mostly blank).
+MAX_ROW_PX = 400
 
 
 def _open(drv, url: str, timeout: float = 30.0) -> None:
@@ -203,6 +212,9 @@ def test_smoke_site_in_headless_chromium(smoke, chromium, tmp_path):
             claims = io.read_json(work / "reports" / slug / "claims.json")["claims"]
             assert all(cid in text for cid in claims), slug
             assert drv.execute_script(OUTSIDE) == [], slug
+            # every table fits the window (no column behind a scroll bar) and no row is mostly blank height
+            layout = drv.execute_script(LAYOUT)
+            assert all(over <= 1 and tall <= MAX_ROW_PX for over, tall in layout), (slug, layout)
             if slug == slugs[0]:
                 drv.save_screenshot(str(tmp_path / f"{slug}.png"))
         _open(drv, f"{url}papers/{slugs[0]}/report.html")
