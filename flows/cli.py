@@ -52,7 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from flows.workers import run_worker
 
-    return run_worker(core.find_root(), args.pool, args.name, args.queue)
+    return run_worker(core.find_root(), args.pool, args.name, args.queue, args.allow_unauthenticated)
 
 
 def _extend(sub: argparse._SubParsersAction) -> None:
@@ -97,6 +97,12 @@ def _extend(sub: argparse._SubParsersAction) -> None:
         "--queue", default="default", help="the work queue to poll (default: default; gpu on a GPU machine)"
     )
     w.add_argument("--name", help="the worker's name (default: host and checkout)")
+    w.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="accept a server on another host without PREFECT_API_AUTH_STRING (anyone who reaches that server "
+        "runs commands on this worker: only on a network you trust fully)",
+    )
     w.set_defaults(fn=cmd_worker)
     for slug in TOOLS:
         sub.add_parser(slug, help=f"tools of paper {slug} (icml25 {slug} --help)", add_help=False)

@@ -4,11 +4,12 @@ each in a checkout of its own, and brings their results back into the asking che
 Two flows and a deployment:
 
 * ``reproduce-on-worker`` runs on a worker (a Prefect *process* worker, one flow run at a time: ``--limit 1``)
-  in that worker's checkout, named by ``ICML25_CHECKOUT`` (the deployment's pull step moves there). It refuses a
-  checkout whose state (:func:`flows.worktrees.digest`) is not the one the run was asked for, fetches what the
-  paper needs (``dvc checkout`` from the shared cache, or ``dvc pull`` from the S3 remote on another machine),
-  runs ``reproduce-paper`` there (only the stale stages run), pushes the outputs when it works through a remote,
-  and leaves the paper's outcome in the outbox (:mod:`flows.outcome`).
+  in that worker's checkout, named by ``ICML25_CHECKOUT`` in the worker's environment (the deployment's pull
+  step, :mod:`flows.checkout`, moves there when the run starts). It refuses a checkout whose state
+  (:func:`flows.worktrees.digest`) is not the one the run was asked for, fetches what the paper needs (``dvc
+  checkout`` from the shared cache, or ``dvc pull`` from the S3 remote on another machine), runs
+  ``reproduce-paper`` there (only the stale stages run), pushes the outputs when it works through a remote, and
+  leaves the paper's outcome in the outbox (:mod:`flows.outcome`).
 * ``reproduce-parallel`` (the coordinator) holds the asking checkout's run lock, asks DVC once which papers are
   stale, submits one ``reproduce-on-worker`` run per stale paper (longest first, by each paper's last
   timing.json) and, as each finishes, applies its outcome: the lock entries, the uncached outputs, then ``dvc
@@ -41,6 +42,7 @@ from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows import outcome
+from flows.checkout import CHECKOUT_ENV, PULL_STEPS
 from flows.dvcgraph import plan
 from flows.reproduce import _locked, _root, dvc_push, dvc_stage, reproduce_paper
 from flows.worktrees import digest
@@ -49,12 +51,8 @@ from icml25.paths import PaperPaths
 
 WORKER_FLOW = "reproduce-on-worker"
 ENTRYPOINT = "flows/distributed.py:reproduce_on_worker"
-CHECKOUT_ENV = "ICML25_CHECKOUT"
 WORKER_ENV = "ICML25_WORKER"
 DEFAULT_QUEUE = "default"
-PULL_STEPS = [
-    {"prefect.deployments.steps.set_working_directory": {"directory": "{{ $" + CHECKOUT_ENV + " }}"}}
-]
 
 
 def worker_checkout() -> Path:

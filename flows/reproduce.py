@@ -18,7 +18,8 @@ the message naming the paper, the claim and both values.
 DVC owns caching, so tasks use no Prefect cache. DVC does not stop two runs in one checkout from interleaving:
 each flow holds the checkout's run lock (:mod:`icml25.lock`, an flock that dies with its process; a flow started
 by ``icml25 run`` inherits the CLI's) while it plans and runs, and logs who holds it while it waits.
-The paper's report is published as a Prefect markdown artifact.
+The paper's report is published as a Prefect markdown artifact. A deployment's flow run works in its worker's
+checkout (the pull step of :mod:`flows.checkout`), and refuses to run in any other.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.states import Completed, Failed
 
+from flows.checkout import check_checkout
 from flows.dvcgraph import Step, dvc_command, plan, repro
 from icml25.lock import checkout_lock
 from icml25.params import implemented, load_params
@@ -62,7 +64,13 @@ def dvc_stage(step: Step, root: str, force: bool):
 
 
 def _root(root: str | None) -> Path:
-    return Path(root).resolve() if root else Path.cwd().resolve()
+    """The checkout to work in: ``root``, else the current directory, which must then be the checkout that the
+    flow run's worker names (:func:`flows.checkout.check_checkout`: a deployment run elsewhere refuses)."""
+    if root:
+        return Path(root).resolve()
+    here = Path.cwd().resolve()
+    check_checkout(here)
+    return here
 
 
 def _publish(paths: PaperPaths) -> None:

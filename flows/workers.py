@@ -4,8 +4,10 @@ and the N local workers of ``icml25 run all --workers N`` (one per worktree).
 A worker is ``prefect worker start --pool P --type process --limit 1``: one flow run at a time, since a checkout
 runs one DVC pipeline at a time. It polls only its queue (``default`` unless told: a GPU machine's worker polls
 ``gpu``, so that CPU workers never take the paper profile's runs). Its environment names its checkout
-(``ICML25_CHECKOUT``, where the deployment's pull step moves each flow run), puts this interpreter's bin first on
-PATH (the stages' ``python``) and polls every second instead of Prefect's default 10 s.
+(``ICML25_CHECKOUT``, where the deployments' pull step, :mod:`flows.checkout`, moves each flow run), puts this
+interpreter's bin first on PATH (the stages' ``python``) and polls every second instead of Prefect's default 10 s.
+``icml25 worker`` refuses a Prefect server on another host that it would reach without authentication
+(:func:`check_server`).
 """
 
 from __future__ import annotations
@@ -60,18 +62,55 @@ def start_worker(
         )
 
 
-def run_worker(checkout: Path, pool: str, name: str | None, queue: str | None) -> int:
-    """``icml25 worker``: a worker in the foreground until Ctrl-C (its output on this terminal)."""
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (localhost, 127.0.0.0/8, ::1): a local server or an SSH tunnel's end."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_server(url: str, authenticated: bool, allow_unauthenticated: bool = False) -> None:
+    """Refuse (UserError) a Prefect server on another host that this worker reaches without Prefect's API
+    authentication: a worker runs whatever its pool's deployments name (their pull steps and entrypoints), so
+    anyone who reaches such a server runs commands on every worker (README, Scaling out)."""
+    from icml25.errors import UserError
+
+    if authenticated or allow_unauthenticated or is_loopback(url):
+        return
+    raise UserError(
+        f"refusing the Prefect server {url} without authentication: anyone who reaches it runs commands on this "
+        "worker. Start the server with PREFECT_SERVER_API_AUTH_STRING=user:secret and set the same in "
+        "PREFECT_API_AUTH_STRING here, or reach it through an SSH tunnel (`ssh -N -L 4200:127.0.0.1:4200 SERVER`, "
+        "PREFECT_API_URL=http://127.0.0.1:4200/api); --allow-unauthenticated on a network you trust fully"
+    )
+
+
+def run_worker(
+    checkout: Path, pool: str, name: str | None, queue: str | None, allow_unauthenticated: bool = False
+) -> int:
+    """``icml25 worker``: a worker in the foreground until Ctrl-C (its output on this terminal). It refuses a
+    server on another host without authentication (:func:`check_server`)."""
     from prefect.settings import get_current_settings
 
     from icml25.errors import UserError
     from icml25.store import configured_remote
 
-    if not get_current_settings().api.url:
+    api = get_current_settings().api
+    if not api.url:
         raise UserError(
             "icml25 worker needs the Prefect server that the coordinator uses: set PREFECT_API_URL "
             "(e.g. `prefect config set PREFECT_API_URL=http://HOST:4200/api`)"
         )
+    # Prefect's basic authentication (a self-hosted server), or an API key (Prefect Cloud)
+    auth = any(secret and secret.get_secret_value() for secret in (api.auth_string, api.key))
+    check_server(api.url, auth, allow_unauthenticated)
     name = name or f"{os.uname().nodename}-{checkout.name}"
     remote = configured_remote(checkout)
     print(

@@ -162,9 +162,13 @@ PREFECT_TEMPLATE = """\
 # run cache) and verify=true (each claim compared with the committed claims.json; the run fails when a claim that
 # held now fails, and pushes the new artifacts when a DVC remote is configured).
 #   prefect server start
+#   export PREFECT_API_URL=http://127.0.0.1:4200/api    # every other terminal
 #   prefect work-pool create local --type process
 #   prefect deploy --all
-#   prefect worker start --pool local
+#   icml25 worker --pool local    # or ICML25_CHECKOUT=$PWD prefect worker start --pool local --limit 1
+# A flow run works in its worker's checkout: the pull step (flows/checkout.py) enters the folder that
+# ICML25_CHECKOUT names in the worker's environment when the run starts, never the folder `prefect deploy` ran in
+# (it resolves {{{{ $VAR }}}} placeholders in its own shell); where the worker names none, the run fails saying so.
 # (tests/integration/test_prefect_deploy.py checks these deployments against a real server.)
 name: icml25-repro
 prefect-version: 3.9.1
@@ -172,8 +176,7 @@ prefect-version: 3.9.1
 build: null
 push: null
 pull:
-  - prefect.deployments.steps.set_working_directory:
-      directory: "{{{{ $PWD }}}}"
+  - flows.checkout.enter_checkout: {{}}
 
 deployments:
 {deployments}\
