@@ -6,12 +6,13 @@ of the main checkout (the same repository, no second clone), refreshed before ev
 checkout's state: ``HEAD`` checked out, then every file that is modified, untracked (not ignored) or deleted in the
 main checkout copied over (so uncommitted params, code and ``dvc.lock`` travel too).
 
-Every worktree's ``.dvc/config.local`` points DVC at the main checkout's cache, with DVC's settings for a cache
-that several checkouts share: ``cache.dir`` (the main checkout's cache directory), ``cache.shared = group`` (files
-and folders group-writable, so that workers under other users of the group can use it too) and ``cache.type =
-reflink,hardlink,copy`` (outputs linked from the cache, not copied, where the file system allows). A stage run by
-one worker lands in that cache, run cache included, so no other worker and no later run computes it again; the
-main checkout gets the results through the same cache (``dvc checkout``, see :mod:`flows.outcome`).
+Every worktree's ``.dvc/config.local`` (mode 0600, as every such file the project writes: a remote's keys live
+there) points DVC at the main checkout's cache, with DVC's settings for a cache that several checkouts share:
+``cache.dir`` (the main checkout's cache directory), ``cache.shared = group`` (files and folders group-writable, so
+that workers under other users of the group can use it too) and ``cache.type = reflink,hardlink,copy`` (outputs
+linked from the cache, not copied, where the file system allows). A stage run by one worker lands in that cache,
+run cache included, so no other worker and no later run computes it again; the main checkout gets the results
+through the same cache (``dvc checkout``, see :mod:`flows.outcome`).
 
 :func:`digest` names the state a checkout holds (everything git sees, outputs aside), so that a worker can refuse
 a run meant for another state instead of computing the wrong thing.
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 from icml25.errors import UserError
-from icml25.scratch import dvc_env
+from icml25.scratch import dvc_env, private_file
 
 WORKERS_DIR = Path("runs") / "workers"
 #: git-tracked files that a run rewrites: left out of :func:`digest` (they are results, not inputs)
@@ -90,6 +91,7 @@ def share_cache(tree: Path, cache: Path) -> None:
     """Point ``tree``'s DVC at ``cache``, with the settings of a shared cache (its ``.dvc/config.local``)."""
     from dvc.config import Config
 
+    private_file(tree / ".dvc" / "config.local")  # 0600 before DVC writes it (in place: the mode stays)
     with Config(dvc_dir=str(tree / ".dvc")).edit("local") as conf:
         conf["cache"]["dir"] = str(cache)
         for key, value in SHARED_CACHE:

@@ -34,6 +34,24 @@ def check_output(path: Path, flag: str = "--output") -> Path:
     return path
 
 
+def check_append(path: Path, flag: str) -> Path:
+    """``path`` if a tool can append to it (a file it reads back and extends, e.g. results kept across resumed
+    runs): an existing file that is readable and writable (its folder may be read-only), or a new file in a
+    writable folder; else a :class:`UserError` naming it (call before any work)."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UserError(f"{flag} {path}: is a directory, not a file")
+    if not parent.is_dir():
+        raise UserError(f"{flag} {path}: no such directory {parent}")
+    if path.exists():
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise UserError(f"{flag} {path}: the file is not readable and writable")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path}: the directory {parent} is not writable")
+    return path
+
+
 @contextlib.contextmanager
 def atomic_output(path: Path, flag: str = "--output") -> Iterator[Path]:
     """``with atomic_output(p) as tmp: write(tmp)``: ``tmp`` replaces ``p`` when the block succeeds; ``tmp`` is

@@ -45,6 +45,32 @@ def _git(cwd: Path, *args: str) -> str:
     return out.stdout
 
 
+#: The mode of a file that holds secrets (``.dvc/config.local``: a remote's endpoint and keys): its owner's only.
+PRIVATE = 0o600
+
+
+def private_file(path: Path) -> Path:
+    """Make ``path`` readable and writable by its owner only (:data:`PRIVATE`), creating it empty if it is
+    missing: created with that mode, so that it is never readable by others, not even before anything is
+    written into it (DVC writes its config files in place, keeping their mode)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE)
+    try:
+        os.fchmod(fd, PRIVATE)
+    finally:
+        os.close(fd)
+    return Path(path)
+
+
+def copy_private(src: Path, dest: Path) -> Path:
+    """Copy the file ``src`` that holds secrets to ``dest`` with mode :data:`PRIVATE`, whatever mode ``src``
+    has (``shutil.copy2`` would keep a 0644)."""
+    data = Path(src).read_bytes()
+    private_file(dest)
+    with open(dest, "wb") as fh:  # truncates in place: the mode stays
+        fh.write(data)
+    return Path(dest)
+
+
 def write_params(path: Path, params: dict) -> None:
     import yaml
 
@@ -64,7 +90,8 @@ def make_scratch(
 
     ``papers``: keep only these papers in its params.yaml (and regenerate its dvc.yaml and prefect.yaml), e.g. the
     one paper an integration test drives through DVC and Prefect. ``local_config``: also copy ``root``'s
-    ``.dvc/config.local`` (the remote's endpoint and keys, never in git), for a copy that pulls and pushes."""
+    ``.dvc/config.local`` (the remote's endpoint and keys, never in git), for a copy that pulls and pushes; the
+    copy is readable by its owner only (0600), whatever mode DVC gave the original."""
     params = merged_profile(root, profile)
     if papers is not None:
         unknown = [p for p in papers if p not in params["papers"]]
@@ -95,7 +122,7 @@ def make_scratch(
         sync(dest)
     local = root / ".dvc" / "config.local"
     if local_config and local.exists():
-        shutil.copy2(local, dest / ".dvc" / "config.local")
+        copy_private(local, dest / ".dvc" / "config.local")
     _git(dest, "init", "-q")
     _git(dest, "add", "-A")
     _git(dest, "commit", "-q", "-m", f"scratch copy for profile {profile}")

@@ -19,6 +19,7 @@ in ``.dvc/config.local`` (ignored by git through ``.dvc/.gitignore``)::
     dvc remote modify --local storage connect_timeout 5
     dvc remote modify --local storage read_timeout 10
     dvc remote modify --local storage configpath /path/to/aws-config   # retries, see below
+    chmod 600 .dvc/config.local      # DVC writes it with the umask's mode (0644): the keys, yours only
 
 (on AWS itself, leave ``endpointurl`` unset and let boto's usual chain find the credentials:
 ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``~/.aws/credentials``, a profile). Any S3 API works:
@@ -211,6 +212,11 @@ class LocalS3:
         return [
             f"dvc remote modify --local {remote} {option} {value}" for option, value in self.remote_settings()
         ]
+
+
+#: What ``icml25 s3 serve`` prints after the ``dvc remote modify --local`` commands: DVC writes the file with the
+#: umask's mode (0644 under 022), the keys readable by every user of the machine.
+PRIVATE_CONFIG_COMMAND = "chmod 600 .dvc/config.local"
 
 
 # What makes an S3 remote usable besides its URL: an endpoint (MinIO, SeaweedFS) or credentials of its own.
@@ -418,6 +424,7 @@ def serve(
             print("Point the project's DVC remote at it (stored in .dvc/config.local, never in git):")
             for line in s3.dvc_commands():
                 print(f"  {line}")
+            print(f"  {PRIVATE_CONFIG_COMMAND}   # the keys: readable by you only (DVC writes it 0644)")
             print("Press Ctrl-C to stop.", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 while True:

@@ -7,8 +7,8 @@ Prints the mean sequential calls per sample (against the sequential sampler's K 
 acceptance rate; ``--check`` also runs the sequential sampler (an independent stream) and prints the
 energy-distance permutation test's p-value. Writes ``samples``, per-chain ``calls``, ``evaluations`` and
 ``rounds`` (and with ``--check`` ``sequential``, ``energy``, ``p``) to the .npz. Bad input (K < 2, L outside
-[1, K], n < 1, an unknown model, a checkpoint that is not the x0 network's, an output that is not .npz) is one line
-naming the value, exit status 2, nothing written.
+[1, K], n < 1, a negative seed, an unknown model, a checkpoint that is not the x0 network's, an output that is not
+.npz) is one line naming the value, exit status 2, nothing written, before any model loads.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed, check_weights
 from icml25.outputs import atomic_output, check_output
 
 
@@ -49,11 +50,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .api import check, model, sample
+    from .denoisers import NETWORK_KIND
 
     check(args.steps, args.window, args.n)
+    check_seed(args.seed, bound=None)  # NumPy refused it with a traceback, after the model loaded
     if args.output.suffix != ".npz":
         raise UserError(f"--output {args.output}: expected a .npz file")
     check_output(args.output)
+    if args.model.endswith(".safetensors"):
+        check_weights(Path(args.model), NETWORK_KIND)  # a foreign or broken file before torch loads it
     loaded = model(args.model)  # an unknown model or a bad checkpoint fails before any sampling
     out = sample(loaded, args.steps, args.window, args.n, args.seed, args.check, args.frozen)
     calls, K = out["calls"], args.steps

@@ -45,9 +45,10 @@ noise sets its floor); b_theta is the learned per-axis input gain; the final los
 unweighted fit coincide. MODEL.safetensors is written atomically.
 
 Bad input (a state not of 4 numbers, a pair not of 2, a value that is not a finite number, a negative radius or
-delta, u-max, k1 or k2 <= 0, dt <= 0, steps or horizon < 1, a missing file or column, a NaN, a sigma <= 0, a
-model file that is not a safetensors file or not a bundle_cbf model, an output folder that does not exist or an
-output not ending in .safetensors) is one line naming the value, exit status 2, and nothing is written.
+delta, u-max, k1 or k2 <= 0, dt <= 0, steps or horizon < 1, a seed outside [0, 2^32), a missing file or column,
+a NaN, a sigma <= 0, a model file that is not a safetensors file or not a bundle_cbf model, an output folder that
+does not exist or an output not ending in .safetensors) is one line naming the value, exit status 2, and nothing
+is written; the seed before any training, the model file's kind before torch loads it.
 """
 
 from __future__ import annotations
@@ -60,9 +61,11 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed, check_weights
 from icml25.outputs import atomic_output, check_output
 
 VECTOR_FLAGS = ("--state", "--measured", "--u-nom")
+MODEL_KIND = "bundle_cbf_node"  # the metadata kind of node.save_model's files
 INFEASIBLE = "yes (no u in the box meets every obstacle's constraint: u maximises the worst slack)"
 BOX_FACES = ("u_x <= {m}", "u_x >= -{m}", "u_y <= {m}", "u_y >= -{m}")
 
@@ -178,6 +181,7 @@ def _at_least(value: float, flag: str, bound: float, strict: bool) -> None:
 
 
 def _load(path: Path):
+    check_weights(path, MODEL_KIND, "--model")  # a foreign or broken file before torch and the weights load
     from .node import load_model
 
     try:
@@ -234,21 +238,23 @@ def _read(path: Path):
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from .experiment import observed_error
-    from .node import check_trajectories, fit_dynamics, save_model
-
     _at_least(args.dt, "--dt", 0.0, strict=True)
     if args.steps < 1:
         raise UserError(f"--steps {args.steps}: must be >= 1")
     if args.horizon < 1:
         raise UserError(f"--horizon {args.horizon}: must be >= 1")
+    check_seed(args.seed)  # Lightning's seeding refused it, after the trajectories were read and checked
     check_output(args.output)
     if args.output.suffix != ".safetensors":
         raise UserError(f"--output {args.output}: expected a .safetensors file")
     if args.output.exists() and args.data.exists() and args.output.samefile(args.data):
         raise UserError(f"--output {args.output}: the same file as the trajectories")
+
+    import numpy as np  # the arguments above are checked before torch is imported
+
+    from .experiment import observed_error
+    from .node import check_trajectories, fit_dynamics, save_model
+
     frame = _read(args.data)
     check_trajectories(frame, args.id_col, args.sigma_col)
     ids = frame[args.id_col]

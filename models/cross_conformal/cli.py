@@ -19,6 +19,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed
 from icml25.outputs import atomic_output, check_output
 
 MODELS = ("ols", "linear", "ridge", "lasso", "rf")
@@ -139,6 +140,8 @@ def _read(path: Path):
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
+    # scikit-learn's random_state refused it ("expected non-negative integer") after a fit, naming no flag
+    check_seed(args.seed)
     frame = _read(args.data)
     test = _read(args.test) if args.test else None
     if args.output:

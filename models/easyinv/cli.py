@@ -7,7 +7,7 @@ The image is read in grayscale and resized to the model's size (8x8 for the digi
 ``--eta 1`` is plain DDIM inversion. OUT.npz holds ``z_T``, ``reconstruction`` and ``image``; the last line
 printed is the reconstruction's PSNR (dB, range 2). Bad input (eta outside [0, 1], a window outside [0, 1] or
 s + l > 1, steps < 2 or not dividing 1000, an unreadable image or model) is a one-line error naming the value,
-exit status 2, and nothing is written.
+exit status 2, and nothing is written; the image and the model file are checked before the model is loaded.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_file, check_weights
 from icml25.outputs import atomic_output, check_output
 
 DEFAULT_MODEL = Path("data/easyinv/trained/main/model.safetensors")
@@ -42,13 +43,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _image(path: Path, size: int):
+    from .data import read_image
+
+    check_file(path, what="an image")
+    try:
+        return read_image(path, size)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
 def cmd_invert(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
+    from . import experiment
     from .api import check, invert, reconstruct
-    from .data import read_image
-    from .experiment import load_model, psnr
 
     try:
         window = tuple(float(v) for v in args.window.split(","))
@@ -56,13 +66,14 @@ def cmd_invert(args: argparse.Namespace) -> int:
         raise UserError(f"--window {args.window!r}: expected two numbers s,l") from None
     check(args.steps, args.eta, window, 0, args.precision)
     check_output(args.output)
-    model = load_model(args.model)
-    try:
-        image = read_image(args.image, model.shape[-1]) if args.image.is_file() else None
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    if image is None:
-        raise UserError(f"{args.image}: no such file")
+    # Every input before the model loads (Lightning's import and the weights: seconds, a minute on a busy machine):
+    # the image decodes (read again below at the model's size), the model file is an eps-model's.
+    _image(args.image, 8)
+    if args.model == DEFAULT_MODEL and not args.model.exists():
+        raise UserError(f"{args.model}: no such file (run `dvc repro train@easyinv` first, or give --model)")
+    check_weights(args.model, experiment.KIND)
+    model = experiment.load_model(args.model)
+    image = _image(args.image, model.shape[-1])
     x = torch.tensor(image[None], dtype=torch.float32)
     out = invert(model, x, None, args.steps, args.eta, window, 0, args.precision)
     rec, _ = reconstruct(model, out.z_T, None, args.steps, args.precision)
@@ -72,7 +83,7 @@ def cmd_invert(args: argparse.Namespace) -> int:
     print(
         f"inverted {args.image} in {args.steps} steps ({out.calls} network calls), eta {args.eta:g}; wrote {args.output}"
     )
-    print(f"PSNR {float(psnr(rec, x)[0]):.3f} dB")
+    print(f"PSNR {float(experiment.psnr(rec, x)[0]):.3f} dB")
     return 0
 
 

@@ -13,18 +13,21 @@ official layout) instead of Poisson arrivals at ``--rate``. ``--cost`` is a pres
 mean and P90 TTFT, the mean TPOT, the SLO attainment and the peak memory of each role's fullest GPU; ``plan``
 prints the goodput (the rate at 90% attainment) of every (E, P, D), best last.
 
-Bad input (a rate <= 0, a role with 0 GPUs, roles that do not add up to the total, images < 1, decreasing trace
-timestamps, an unknown cost key) is a one-line error naming the value, exit status 2.
+Bad input (a rate <= 0, a role with 0 GPUs, roles that do not add up to the total, images < 1, a negative seed,
+decreasing trace timestamps, an unknown cost key or one whose value is not a number) is a one-line error naming
+the value, exit status 2. A cost file is YAML with YAML 1.2's numbers: ``c_P: 1e-6`` is a float.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +63,26 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tpot-slo", type=float, default=0.04, help="TPOT SLO in s (default 0.04)")
 
 
+#: YAML 1.2's floats: PyYAML resolves YAML 1.1, where a float needs a dot, so that ``1e-6`` and ``5E3`` load as
+#: strings (params.yaml goes through OmegaConf, which adds the same rule).
+FLOAT_12 = re.compile(
+    r"""^(?:[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+
+    |[-+]?\.[0-9_]+[eE][-+]?[0-9]+)$""",
+    re.X,
+)
+
+
+def _cost_loader() -> Any:
+    """PyYAML's safe loader that also reads exponents without a dot (``1e-6``) as floats."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", FLOAT_12, list("-+0123456789."))
+    return Loader
+
+
 def read_cost(spec: str) -> Any:
     """A preset name or a YAML file of overrides (``preset:`` picks the base)."""
     import yaml
@@ -72,7 +95,7 @@ def read_cost(spec: str) -> Any:
     if not path.is_file():
         raise UserError(f"--cost {spec}: neither a preset ({', '.join(PRESETS)}) nor a file")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.load(path.read_text(), Loader=_cost_loader()) or {}  # a SafeLoader: no Python objects
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise UserError(f"--cost {path}: not readable YAML ({' '.join(str(exc).split())[:120]})") from None
     if not isinstance(data, dict):
@@ -119,6 +142,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     _positive("--rate", args.rate)
     _positive("--ttft-slo", args.ttft_slo)
     _positive("--tpot-slo", args.tpot_slo)
+    check_seed(args.seed, bound=None)
     gpus = _gpus(args.gpus, args.system, args.total)
     if args.no_irp and args.system != "epd":
         raise UserError(f"--no-irp applies to --system epd only (got {args.system})")
@@ -167,6 +191,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _positive("--rates: a rate", r)
     _positive("--ttft-slo", args.ttft_slo)
     _positive("--tpot-slo", args.tpot_slo)
+    check_seed(args.seed, bound=None)
     cost = read_cost(args.cost)
     rows = best_allocation(
         args.images, rates, args.gpus, args.requests, args.seed, cost, args.ttft_slo, args.tpot_slo

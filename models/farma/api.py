@@ -96,20 +96,80 @@ def check(
         raise UserError(f"top-k = {top_k}: above the vocabulary of {v} tokens")
 
 
-def load(path: str | Path) -> tuple[Any, Any]:
-    """(tokenizer, model) of a causal LM: a local transformers folder or a .gguf file
-    (:func:`models.common.smollm2.load_causal_lm`). A missing path, or one that holds no causal LM, is a
-    :class:`UserError` naming it (a missing one before anything is loaded)."""
+def _existing(path: str | Path) -> Path:
     path = Path(path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
-    from models.common.smollm2 import load_causal_lm
+    return path
+
+
+def _not_loadable(path: Path, exc: Exception) -> UserError:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return UserError(f"{path}: not a causal LM that transformers can load ({first})")
+
+
+@contextlib.contextmanager
+def _pretrained(path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """(where, kwargs) for ``from_pretrained`` as :func:`models.common.smollm2.load_causal_lm` passes them (a
+    GGUF file's folder and ``gguf_file``, or the folder), with transformers' logging and progress bars quiet."""
+    import io
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    kw = {"gguf_file": path.name} if path.suffix == ".gguf" else {}
+    with contextlib.redirect_stderr(io.StringIO()):  # the GGUF de-quantisation progress bar (tqdm)
+        yield str(path.parent if kw else path), kw
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """The tokenizer of the causal LM at ``path`` alone: seconds, where the model's weights can take a minute
+    (a GGUF file's de-quantisation), so that input that only the tokenizer can judge (a text's tokens) is
+    refused before the model loads; then ``load(path, tokenizer)`` loads the model only."""
+    path = _existing(path)
+    from transformers import AutoTokenizer
 
     try:
-        return load_causal_lm(path)
+        with _pretrained(path) as (where, kw):
+            return AutoTokenizer.from_pretrained(where, **kw)
     except (OSError, ValueError, KeyError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UserError(f"{path}: not a causal LM that transformers can load ({first})") from None
+        raise _not_loadable(path, exc) from None
+
+
+def load(path: str | Path, tokenizer: Any = None) -> tuple[Any, Any]:
+    """(tokenizer, model) of a causal LM: a local transformers folder or a .gguf file
+    (:func:`models.common.smollm2.load_causal_lm`); given the ``tokenizer`` that :func:`load_tokenizer` read from
+    the same path, the model only. A missing path, or one that holds no causal LM, is a :class:`UserError` naming
+    it (a missing one before anything is loaded)."""
+    path = _existing(path)
+    if tokenizer is None:
+        from models.common.smollm2 import load_causal_lm
+
+        try:
+            return load_causal_lm(path)
+        except (OSError, ValueError, KeyError) as exc:
+            raise _not_loadable(path, exc) from None
+    from transformers import AutoModelForCausalLM
+
+    try:
+        with _pretrained(path) as (where, kw):
+            return tokenizer, AutoModelForCausalLM.from_pretrained(where, **kw)
+    except (OSError, ValueError, KeyError) as exc:
+        raise _not_loadable(path, exc) from None
+
+
+def check_texts(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
+    """The token ids of each text (the tokenizer's defaults); a text of fewer than two tokens has no prefix to
+    score its last token after: a :class:`UserError` naming it."""
+    encoded = [_encode(tokenizer, t) for t in texts]
+    for text, ids in zip(texts, encoded, strict=True):
+        if len(ids) < 2:
+            raise UserError(
+                f"text {text!r}: {len(ids)} token(s); a sequence reward needs at least 2 "
+                "(a prefix and a last token)"
+            )
+    return encoded
 
 
 @contextlib.contextmanager
@@ -239,13 +299,7 @@ def sequence_reward(rm: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
     if batch_size < 1:
         raise UserError(f"batch-size = {batch_size}: must be >= 1")
     check(rm=rm, tokenizer=tokenizer)
-    encoded = [_encode(tokenizer, t) for t in texts]
-    for text, ids in zip(texts, encoded, strict=True):
-        if len(ids) < 2:
-            raise UserError(
-                f"text {text!r}: {len(ids)} token(s); a sequence reward needs at least 2 "
-                "(a prefix and a last token)"
-            )
+    encoded = check_texts(tokenizer, texts)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
     left = getattr(tokenizer, "padding_side", "right") == "left"
     dev = _device(rm)

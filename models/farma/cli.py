@@ -10,10 +10,10 @@ eos token too), then a line ``lm_calls=N rm_calls=N`` (one LM and one RM forward
 final eos included); the tokenizer is the LM's. ``score`` prints one line per text, in order:
 ``{reward:.4f}<TAB>{text}``, with r(y) = logits_RM(y_<T)[y_T] (see :mod:`models.farma.api`; the tokenizer is
 the RM's), a tab, newline or carriage return inside the text shown as ``\\t``, ``\\n``, ``\\r``. Bad input
-(a missing path, w negative or not finite, top-k < 1 or above the vocabulary, max-new-tokens < 1, an empty
-prompt, an RM whose vocabulary is smaller than the tokenizer's, a text under 2 tokens) is one line naming the
-value, exit status 2; the paths and numbers are checked before any model is loaded. Nothing is written to
-disk.
+(a missing path or one that holds no model, w negative or not finite, top-k < 1 or above the vocabulary,
+max-new-tokens < 1, an empty prompt, an RM whose vocabulary is smaller than the tokenizer's, a text under 2 tokens)
+is one line naming the value, exit status 2; the paths and numbers are checked before any model is loaded, a
+text's tokens before the RM's weights. Nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_causal_lm
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,11 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _exists(path: Path, flag: str) -> None:
-    if not path.exists():
-        raise UserError(f"{flag} {path}: no such file or folder")
-
-
 def _escape(text: str) -> str:
     return text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
@@ -76,12 +72,14 @@ def _escape(text: str) -> str:
 def cmd_generate(args: argparse.Namespace) -> int:
     from .api import check, generate, load
 
-    _exists(args.lm, "--lm")
-    _exists(args.rm, "--rm")
+    check_causal_lm(args.lm, "--lm")  # both before either loads: the LM alone can take a minute
+    check_causal_lm(args.rm, "--rm")
     settings = dict(
         w=args.w, top_k=args.top_k, max_new_tokens=args.max_new_tokens, candidates=args.candidates
     )
     check(**settings, prompt=args.prompt)  # before any model is loaded
+    if not -(2**63) <= args.seed < 2**64:  # what torch.Generator.manual_seed takes
+        raise UserError(f"--seed {args.seed}: must be an integer in [-2^63, 2^64)")
     tokenizer, lm = load(args.lm)
     _, rm = load(args.rm)
     text, calls = generate(
@@ -93,10 +91,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .api import load, sequence_reward
+    from .api import check_texts, load, load_tokenizer, sequence_reward
 
-    _exists(args.rm, "--rm")
-    tokenizer, rm = load(args.rm)
+    check_causal_lm(args.rm, "--rm")
+    tokenizer = load_tokenizer(args.rm)
+    check_texts(tokenizer, args.text)  # a text under 2 tokens, before the model's weights load
+    tokenizer, rm = load(args.rm, tokenizer)
     for r, text in zip(sequence_reward(rm, tokenizer, args.text), args.text, strict=True):
         print(f"{r:.4f}\t{_escape(text)}")
     return 0

@@ -5,8 +5,8 @@
 
 Prints, per round and method, the test accuracy and the mean uplink scalars per client, then a summary line per
 method; ``-o`` writes the per-round history as CSV. Bad input (K < 2, per-round > clients, alpha <= 0,
-rounds < 1, an unknown method, a missing file or target, non-numeric columns, a client under 10 rows) is one line
-naming the value, exit status 2, nothing written.
+rounds < 1, an unknown method, a negative seed, a missing file or target, non-numeric columns, a client under 10
+rows) is one line naming the value, exit status 2, nothing written.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed
 from icml25.outputs import atomic_output, check_output
 
 
@@ -51,6 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    # What needs no model code first (its import alone loads Lightning: seconds); the seed was refused with a
+    # traceback by the data's random stream, after the data were loaded.
+    check_seed(args.seed, bound=None)
+    if args.target and args.data is None:
+        raise UserError(f"--target {args.target}: give a DATA.csv for it")
+    if args.output is not None:
+        if args.output.suffix != ".csv":
+            raise UserError(f"--output {args.output}: expected a .csv file")
+        check_output(args.output)
     from .api import check, load, simulate
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -63,12 +73,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         seeds=args.seeds,
     )
-    if args.target and args.data is None:
-        raise UserError(f"--target {args.target}: give a DATA.csv for it")
-    if args.output is not None:
-        if args.output.suffix != ".csv":
-            raise UserError(f"--output {args.output}: expected a .csv file")
-        check_output(args.output)
     data = load(args.data, args.target, args.clients, args.alpha, args.seed, 0.221)  # errors before any round
 
     def progress(name: str, r: int, row: dict) -> None:

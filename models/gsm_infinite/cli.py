@@ -8,18 +8,22 @@
 generate writes n problems per op (atomically: nothing appears until the set is complete). evaluate appends
 each reply to the results file (default: PROBLEMS.results.jsonl) as it arrives and skips those already there,
 so an interrupted evaluation resumes where it stopped; it prints accuracy per op and the AUC score. Bad input
-is a one-line error and exit status 2.
+is a one-line error and exit status 2, before any model is loaded: among it a ``--results`` path in a missing or
+read-only folder or naming a folder, and a ``--local`` path that is neither a model folder (config.json) nor a
+GGUF file.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
-from icml25.outputs import atomic_output, check_output
+from icml25.inputs import check_causal_lm
+from icml25.outputs import atomic_output, check_append, check_output
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,13 +132,29 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise UserError("--endpoint needs --model NAME")
     if args.samples < 1:
         raise UserError(f"--samples must be >= 1, got {args.samples}")
+    if args.max_tokens < 1:
+        raise UserError(f"--max-tokens must be >= 1, got {args.max_tokens}")
+    if not (math.isfinite(args.temperature) and args.temperature >= 0):
+        raise UserError(f"--temperature must be a finite number >= 0, got {args.temperature:g}")
     try:
         problems = read_problems(args.problems)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    # The results file is appended to (and read back to resume): check it, and a --local model's path, before a
+    # model is loaded (tens of seconds for a GGUF file).
+    results_path = check_append(
+        args.results or args.problems.with_name(args.problems.stem + ".results.jsonl"), "--results"
+    )
+    if results_path.exists() and results_path.samefile(args.problems):
+        raise UserError(
+            f"--results {results_path}: the problems file itself (the replies would be appended to it)"
+        )
+    if args.local:
+        check_causal_lm(args.local, "--local")
+    try:
         if args.simulated:
             backend = Simulated(args.simulated)
         elif args.local:
-            if not args.local.exists():
-                raise ValueError(f"{args.local}: no such model file or folder")
             backend = LocalTransformers(args.local)
         else:
             backend = OpenAIChat(
@@ -142,12 +162,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             )
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    results_path = args.results or args.problems.with_name(args.problems.stem + ".results.jsonl")
     bar = _bar(len(problems) * args.samples, "reply")
     try:
         added = evaluate(problems, backend, results_path, args.samples, progress=bar.update if bar else None)
     except (RuntimeError, ValueError) as exc:
         raise UserError(f"{exc} (replies so far are kept in {results_path}; rerun to resume)") from None
+    except OSError as exc:  # e.g. a full disk, or a file system that turned read-only after the check
+        raise UserError(f"--results {results_path}: cannot write: {exc.strerror or exc}") from None
     finally:
         if bar:
             bar.close()

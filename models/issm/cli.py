@@ -11,8 +11,9 @@ drift Jacobian). ``predict`` reads ``u`` from STIM.npz (trials x bins x inputs, 
 repeated ``--trials`` times) and writes the predicted observations ``y`` and latents ``x`` of the deterministic
 do-rollout.
 
-Bad input (y not 3-D, u's trials or bins differ from y's, inputs not matching B, a NaN, --iters < 1, an
-unreadable file) is a one-line error naming the value, exit status 2, and nothing is written.
+Bad input (y not 3-D, u's trials or bins differ from y's, inputs not matching B, a NaN, --iters < 1, a seed
+outside [0, 2^32), an unreadable file) is a one-line error naming the value, exit status 2, and nothing is
+written; ``predict`` checks STIM.npz and the model file's kind before the model loads.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed, check_weights
 from icml25.outputs import atomic_output, check_output
 
 
@@ -89,6 +91,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise UserError(f"--iters must be >= 1, got {args.iters}")
     if args.latents < 1:
         raise UserError(f"--latents must be >= 1, got {args.latents}")
+    check_seed(args.seed)  # Lightning's seeding refused it, after the data were read and the trainer built
     check_output(args.output)
     arrays = _arrays(args.data, ("y", "u"))
     fit = fit_issm(
@@ -111,12 +114,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def cmd_predict(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .api import FittedISSM
+    from .api import KIND, FittedISSM
 
     if args.trials is not None and args.trials < 1:
         raise UserError(f"--trials must be >= 1, got {args.trials}")
     check_output(args.output)
-    fit = FittedISSM.load(args.model)
+    # The protocol and the model file's kind before the model loads (torch and the weights: seconds).
     u = _arrays(args.stim, ("u",))["u"]
     if u.ndim == 3 and args.trials is not None and args.trials != u.shape[0]:
         raise UserError(f"--trials {args.trials} but {args.stim}'s u holds {u.shape[0]} trials")
@@ -124,6 +127,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         raise UserError(
             f"{args.stim}: u must be 2-D (bins x inputs) or 3-D (trials x bins x inputs), got shape {u.shape}"
         )
+    check_weights(args.model, KIND)
+    fit = FittedISSM.load(args.model)
     n = args.trials if u.ndim == 2 else None
     y, x = fit.predict(u, n), fit.rollout(u, n)
     with atomic_output(args.output) as tmp:

@@ -153,6 +153,26 @@ def _refuse_degenerate(who: str, what: str, tensors: Mapping[str, Any]) -> None:
             )
 
 
+def _check_before_loading(
+    a: str | Path | Checkpoint, b: str | Path | Checkpoint, stat: str, n_inputs: int, seq_len: int
+) -> None:
+    """What can be refused before either checkpoint's weights load (seconds, minutes for a large model): both
+    folders and their config.json, and for "h" and "match" the number of inputs (the digits data set's rows for
+    icml25-glu checkpoints)."""
+    from . import glu
+    from .checkpoints import _read_config
+
+    archs = [
+        x.arch if isinstance(x, Checkpoint) else _read_config(Path(x)).get("architecture") for x in (a, b)
+    ]
+    if stat not in ("h", "match"):
+        return
+    if glu.ARCHITECTURE in archs and not 1 <= n_inputs <= DIGITS_ROWS:
+        raise UserError(f"n_inputs must be between 1 and {DIGITS_ROWS} (the digits data set), got {n_inputs}")
+    if n_inputs < 1 or seq_len < 1:
+        raise UserError(f"need at least one sequence of at least one token, got {n_inputs} x {seq_len}")
+
+
 def independence_test(
     a: str | Path | Checkpoint,
     b: str | Path | Checkpoint,
@@ -177,6 +197,7 @@ def independence_test(
         raise UserError(f"permutations must be >= 1, got {permutations}")
     if seed < 0:
         raise UserError(f"seed must be a non-negative integer, got {seed}")
+    _check_before_loading(a, b, stat, n_inputs, seq_len)
     ca = a if isinstance(a, Checkpoint) else load_checkpoint(a)
     cb = b if isinstance(b, Checkpoint) else load_checkpoint(b)
     check_compatible(ca, cb, stat)

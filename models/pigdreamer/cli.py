@@ -31,9 +31,12 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed, check_weights
 from icml25.outputs import check_output
 
 TRAINABLE = ("A", "B", "C", "U", "N")
+#: The metadata kind of ppo.save_agent's files (ppo.KIND; importing ppo loads Lightning).
+AGENT_KIND = "pigdreamer-agent"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,11 +101,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .api import check_seed, evaluate_agent
-
     if args.episodes < 1:
         raise UserError(f"--episodes {args.episodes}: must be >= 1")
-    check_seed(args.seed, "--seed")
+    check_seed(args.seed)  # the range and message of api.check_seed
+    check_weights(args.agent, AGENT_KIND)  # before torch's and Lightning's import and the weights
+    from .api import evaluate_agent
+
     res = evaluate_agent(args.agent, episodes=args.episodes, seed=args.seed)
     for name in ("return", "cost", "success", "length", "critic_error_cost", "critic_error_reward", "leak"):
         print(f"{name}: {res[name]:.6f}")

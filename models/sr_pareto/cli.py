@@ -16,6 +16,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed
 from icml25.outputs import atomic_output, check_output
 
 
@@ -90,6 +91,7 @@ def cmd_front(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {args.jobs}")
+    check_seed(args.seed)  # NumPy's legacy seeding refused it without naming it, once the search began
     if args.output:
         check_output(args.output)
     bar = _progress_bar()

@@ -10,7 +10,8 @@ one row per chunk (demo, start step, code_1 .. code_D, the chunk's reconstructio
 ``--stride`` steps (default: the model's horizon, non-overlapping).
 
 Bad input (a horizon longer than a demo, depths < 1, codes < 2, NaN actions, a demo without ``actions``, a file
-that is not HDF5) is a one-line error naming the value, exit status 2, and nothing is written.
+that is not HDF5, a seed outside [0, 2^32)) is a one-line error naming the value, exit status 2, and nothing is
+written; ``codes`` reads the demos and checks the model file's kind before the model loads.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from icml25.cli import ToolParser
 from icml25.errors import UserError
+from icml25.inputs import check_seed, check_weights
 from icml25.outputs import atomic_output, check_output
 
 
@@ -68,6 +70,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .api import check_demos, check_sizes, chunks_of, fit_skill_model, read_hdf5
 
     check_sizes(args.horizon, args.depths, args.codes, args.steps)
+    check_seed(args.seed)  # Lightning's seeding refused it, after the demos were read and the trainer built
     check_output(args.output)
     demos = read_hdf5(args.demos)
     check_demos(demos, args.horizon, source=str(args.demos))
@@ -89,14 +92,16 @@ def cmd_codes(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from .api import SkillModel, check_demos, chunks_of, read_hdf5
+    from .api import KIND_SKILLS, SkillModel, check_demos, chunks_of, read_hdf5
 
     if args.stride is not None and args.stride < 1:
         raise UserError(f"--stride must be >= 1, got {args.stride}")
     check_output(args.output)
+    # the demos and the model file's kind before the model loads (Lightning's import and the weights: seconds)
+    demos = read_hdf5(args.demos)
+    check_weights(args.model, KIND_SKILLS)
     model = SkillModel.load(args.model)
     cfg = model.config
-    demos = read_hdf5(args.demos)
     check_demos(demos, cfg.horizon, source=str(args.demos))
     width = next(iter(demos.values())).shape[1]
     if width != cfg.action_dim:

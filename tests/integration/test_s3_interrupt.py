@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from icml25.procs import proc_pids
+from icml25.scratch import copy_private
 from icml25.store import REMOTE_TIMEOUTS, LocalS3, free_port, local_s3, write_retry_config
 from tests.helpers import alive, cmdline
 from tests.integration.test_s3_remote import ACCESS_KEY, BUCKET, REMOTE_URL, SECRET_KEY, Repo, _clean_env
@@ -142,7 +142,7 @@ def _push_resumes_and_pull_gives_the_same_bytes(repo: Repo, s3: LocalS3, tmp: Pa
     assert _stored(s3) == len(data) + 1  # every file and the .dir manifest
     clone = Repo(tmp / "clone", repo.env)
     repo.run("git", "clone", "-q", str(repo.path), str(clone.path))
-    shutil.copy(repo.path / ".dvc" / "config.local", clone.path / ".dvc" / "config.local")
+    copy_private(repo.path / ".dvc" / "config.local", clone.path / ".dvc" / "config.local")
     clone.dvc("pull", "-q")
     assert _files(clone.path / "data") == data
 

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from icml25.scratch import private_file
 from icml25.store import REMOTE_TIMEOUTS, LocalS3, local_s3, remote_settings
 
 BUCKET = "icml25-repro"
@@ -84,7 +86,9 @@ class Repo:
 
     def configure_remote(self, endpoint: str, key: str, secret: str, aws_config: Path) -> None:
         """`dvc remote modify --local storage OPTION VALUE` for the endpoint, both keys, the timeouts and the
-        AWS config file holding the retry settings (``configpath``)."""
+        AWS config file holding the retry settings (``configpath``), into a .dvc/config.local made 0600 first
+        (DVC writes the file in place, keeping its mode; a new one would get the umask's 0644)."""
+        private_file(self.path / ".dvc" / "config.local")
         self.dvc_batch(
             *(
                 ["remote", "modify", "--local", REMOTE, option, value]
@@ -176,6 +180,7 @@ def test_push_pull_round_trip(s3_server: LocalS3, repo: Repo) -> None:
     _assert_no_secrets_tracked(repo, s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
     local = (repo.path / ".dvc" / "config.local").read_text()
     assert s3_server.endpoint in local and s3_server.secret_key in local
+    assert stat.S_IMODE((repo.path / ".dvc" / "config.local").stat().st_mode) == 0o600  # the keys: ours only
     for option, value in REMOTE_TIMEOUTS:
         assert f"{option} = {value}" in local, local
     assert (
@@ -229,6 +234,7 @@ def test_trained_artifacts_travel_through_s3(s3_server: LocalS3, dvc_repo, tmp_p
 
     src = tmp_path / "src"
     shutil.copytree(dvc_repo[0], src, symlinks=True)
+    private_file(src / ".dvc" / "config.local")  # 0600 before the keys go in (DVC keeps the mode)
     for cmd in s3_server.dvc_commands():  # endpoint and keys into .dvc/config.local, as users do
         dvc(src, *cmd.split()[1:])
     dvc(src, "push", f"train@{SLUG}")

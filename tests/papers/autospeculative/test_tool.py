@@ -337,3 +337,37 @@ def test_python_entry_refuses_bad_input(kwargs, message):
         kwargs, message = {"alphas_cumprod": abar, "K": K, "L": K}, rf"t\[{first}\] = .* does not exceed"
     with pytest.raises(UserError, match=message):
         asd_sample(lambda x, ts: x, **{**base, **kwargs})
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "make"),
+    [
+        (["--seed", "-1"], "--seed -1: must be an integer >= 0", None),
+        (["--model", "{d}/other.safetensors"], f"{{d}}/other.safetensors: not a {KIND} file", _foreign),
+        (
+            ["--model", "{d}/junk.safetensors"],
+            "{d}/junk.safetensors: not a readable safetensors file",
+            _garbage,
+        ),
+    ],
+    ids=["negative-seed", "foreign-safetensors", "garbage-file"],
+)
+def test_the_seed_and_a_checkpoint_file_are_checked_before_loading(
+    tmp_path, monkeypatch, args, message, make
+):
+    """--seed -1 was a traceback from NumPy once sampling began (after the digits network loaded); a foreign
+    checkpoint was read by safetensors and torch to be refused."""
+    import models.common.weights as weights
+
+    def never(path, kind):
+        raise AssertionError(f"{path} was loaded before it was checked")
+
+    monkeypatch.setattr(weights, "load_weights", never)
+    args = [a.format(d=tmp_path) for a in args]
+    if make is not None:
+        make(tmp_path / args[1].rsplit("/", 1)[1])
+    argv = {"--model": "gmm", "--steps": "8", "--window": "8", "--n": "5", "-o": str(tmp_path / "out.npz")}
+    argv.update(zip(args[::2], args[1::2], strict=True))
+    status, printed, err = _run([x for kv in argv.items() for x in kv])
+    assert status == 2 and not printed and message.format(d=tmp_path) in err, err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out.npz").exists()

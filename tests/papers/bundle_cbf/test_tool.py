@@ -295,3 +295,39 @@ def test_fit_bad_input_is_one_line_exit_2_and_writes_nothing(data, tmp_path, cap
     status, printed, err = _call(capsys, ["fit", *argv])
     assert_refused(status, printed, err, message.format(**fmt))
     assert list(tmp_path.iterdir()) == [] and sorted(p.name for p in data.dir.iterdir()) == before
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32)])
+def test_fit_refuses_a_seed_lightning_cannot_take_before_training(data, tmp_path, monkeypatch, capsys, seed):
+    """--seed -1 was a traceback from Lightning's seed_everything after the trajectories were read."""
+    from models.bundle_cbf import node
+
+    def never(*args, **kwargs):
+        raise AssertionError("training started before the seed was checked")
+
+    monkeypatch.setattr(node, "fit_dynamics", never)
+    out = tmp_path / "m.safetensors"
+    argv = ["fit", str(data.paths["traj"]), "--dt", "0.02", "--steps", "2", "--seed", seed, "-o", str(out)]
+    status, printed, err = _call(capsys, argv)
+    assert_refused(status, printed, err, f"--seed {seed}: must be an integer in [0, 2^32)")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("other.safetensors", "not a bundle_cbf_node file"),
+        ("text.safetensors", "not a readable safetensors file"),
+        ("gone.safetensors", "no such file"),
+    ],
+)
+def test_filter_checks_the_model_file_before_loading_it(bad_models, monkeypatch, capsys, name, message):
+    from models.bundle_cbf import node
+
+    def never(path):
+        raise AssertionError(f"{path} was loaded before its kind was checked")
+
+    monkeypatch.setattr(node, "load_model", never)
+    given = {**GOOD_FILTER, "--model": str(bad_models / name)}
+    status, printed, err = _call(capsys, ["filter", *[x for kv in given.items() for x in kv]])
+    assert_refused(status, printed, err, f"--model {bad_models / name}: {message}")

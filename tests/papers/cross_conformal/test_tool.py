@@ -93,6 +93,8 @@ def test_predict_without_test_uses_the_rows_with_an_empty_target(tables, capsys)
         (["--model", "svm"], "unknown model 'svm'"),
         (["--target", "nope"], "no column 'nope'"),
         (["-o", "sets.txt"], "--output must end in .csv or .json"),
+        # scikit-learn refused it after a fit, without naming it ("expected non-negative integer")
+        (["--seed", "-1", "--model", "rf"], "--seed -1: must be an integer in [0, 2^32)"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tables, capsys, args, message):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from flows.cli import main as cli_main
-from tests.helpers import icml25
+from tests.helpers import assert_refused, icml25, run_tool
 
 SLUG = "easyinv"
 
@@ -173,3 +173,64 @@ def test_console_exit_status_2_without_traceback(files, root, model_file):
     assert res.returncode == 2 and not res.stdout
     assert res.stderr.strip() == "icml25: error: eta must be in [0, 1], got 1.5"
     assert not out.exists()
+
+
+def _foreign_safetensors(d):
+    """A safetensors file of another kind (an issm model's metadata)."""
+    import json
+
+    from safetensors.numpy import save_file
+
+    meta = {"icml25": json.dumps({"kind": "issm-model"})}
+    save_file({"w": np.zeros(2, np.float32)}, str(d / "model.safetensors"), metadata=meta)
+
+
+@pytest.mark.parametrize(
+    ("edit", "model", "message"),
+    [
+        (_random_bytes, "model.safetensors", "digit.png: not a readable image"),
+        (lambda d: (d / "digit.png").unlink(), "model.safetensors", "digit.png: no such file"),
+        (
+            lambda d: (d / "digit.png").unlink() or (d / "digit.png").mkdir(),
+            "model.safetensors",
+            "is a directory",
+        ),
+        # the bug report's case: a bad image and no trained model; the image is named, not the model
+        (_random_bytes, None, "digit.png: not a readable image"),
+        (None, None, "run `dvc repro train@easyinv` first"),
+        (_foreign_safetensors, "model.safetensors", "model.safetensors: not a easyinv-eps file"),
+    ],
+    ids=[
+        "bad-image",
+        "missing-image",
+        "image-is-a-folder",
+        "bad-image-no-model",
+        "no-model",
+        "foreign-model",
+    ],
+)
+def test_the_image_and_the_model_file_are_checked_before_the_model_loads(
+    files, model_file, monkeypatch, capsys, edit, model, message
+):
+    """Issue: `easyinv invert` on a bad image reported the missing model after 72 s (Lightning's import and the
+    model load came first): now the loader is never called on bad input."""
+    import shutil
+
+    from models.easyinv import experiment
+
+    shutil.copy(model_file, files / "model.safetensors")
+    if edit is not None:
+        edit(files)
+
+    def never(path):
+        raise AssertionError(f"the model {path} was loaded before the inputs were checked")
+
+    monkeypatch.setattr(experiment, "load_model", never)
+    monkeypatch.chdir(files)  # the default --model (data/easyinv/trained/main/...) is missing here
+    argv = [SLUG, "invert", str(files / "digit.png"), "-o", str(files / "out.npz")]
+    if model is not None:
+        argv[3:3] = ["--model", str(files / model)]
+    before = sorted(p.name for p in files.iterdir())
+    status, printed, err = run_tool(*argv)
+    assert_refused(status, printed, err, message)
+    assert sorted(p.name for p in files.iterdir()) == before

@@ -145,6 +145,18 @@ def test_simulate_cost_presets_and_a_costs_file(capsys, tmp_path):
     assert peaks["E"] == pytest.approx(2.5 + 0.5 + 0.0047, abs=0.005)
 
 
+def test_a_costs_file_reads_exponents_without_a_dot_as_numbers(capsys, tmp_path):
+    """PyYAML's YAML 1.1 read ``1e-6`` as the string '1e-6', and the file was refused ("is not a number")."""
+    from models.epd_serving.cli import read_cost
+
+    path = tmp_path / "costs.yaml"
+    path.write_text("c_P: 1e-6\nb_D: 2E-5\nb_E: 3.1e1\nW_E: +1e0\nhidden: 4096\n")
+    want = cost_model("calibrated", c_P=1e-6, b_D=2e-5, b_E=31.0, W_E=1.0, hidden=4096)
+    assert read_cost(str(path)) == want
+    args = ["--system", "epd", "--gpus", "6,1,1", "--requests", "20"]
+    _check(_run(capsys, *args, "--cost", str(path)), simulate("epd", _poisson(n=20), want, (6, 1, 1)))
+
+
 def test_plan_prints_every_split_and_the_best(capsys):
     assert (
         cli_main([SLUG, "plan", "--gpus", "8", "--images", "2", "--rates", "0.25,1", "--requests", "30"]) == 0
@@ -203,6 +215,11 @@ def _not_a_mapping(d):
     return ["--cost", str(d / "costs.yaml")]
 
 
+def _not_a_number(d):
+    (d / "costs.yaml").write_text("c_P: 1e-6x\n")
+    return ["--cost", str(d / "costs.yaml")]
+
+
 def _decreasing(d):
     return ["--trace", str(_trace(d / "events.json", [10.0, 12.0, 11.5]))]
 
@@ -232,6 +249,8 @@ EPD = ["--system", "epd", "--gpus", "6,1,1"]
         (_missing_trace, "none.json: not a readable JSON trace"),
         (_unknown_key, "costs.yaml: unknown cost key 'b_Q'"),
         (_negative, "costs.yaml: cost key 'b_E': -3 must be > 0"),
+        (_not_a_number, "costs.yaml: cost key 'c_P': '1e-6x' is not a number"),
+        ([*EPD, "--seed", "-1"], "--seed -1: must be an integer >= 0"),
         (_unreadable, "costs.yaml: not readable YAML"),
         (_binary, "costs.yaml: not readable YAML"),
         (_not_a_mapping, "costs.yaml: expected a mapping of constants"),
@@ -258,6 +277,7 @@ def test_simulate_bad_input_is_one_line_exit_2(tmp_path, capsys, args, message):
         (["--rates", "0.25,fast"], "--rates '0.25,fast': expected numbers separated by commas"),
         (["--gpus", "2"], "--gpus must be >= 3 (one per role), got 2"),
         (["--images", "0"], "--images must be >= 1, got 0"),
+        (["--seed", "-1"], "--seed -1: must be an integer >= 0"),
     ],
 )
 def test_plan_bad_input_is_one_line_exit_2(capsys, args, message):

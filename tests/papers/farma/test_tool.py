@@ -343,6 +343,7 @@ def _no_load(path):
         (["--max-new-tokens", "0"], "max-new-tokens = 0: must be >= 1", False),
         (["--prompt", " "], "prompt ' ': empty", False),
         (["--candidates", "best"], "invalid choice: 'best'", False),
+        (["--seed", str(2**64)], "--seed 18446744073709551616: must be an integer in [-2^63, 2^64)", False),
         (["--top-k", str(VOCAB + 1)], f"top-k = {VOCAB + 1}: above the vocabulary of {VOCAB} tokens", True),
         (
             ["--rm", "{small_rm}"],
@@ -359,6 +360,7 @@ def _no_load(path):
         "max-new-tokens-0",
         "empty-prompt",
         "unknown-candidates",
+        "seed-above-torch",
         "top-k-above-vocab",
         "small-rm-vocab",
     ],
@@ -391,6 +393,69 @@ def test_cli_score_bad_input_is_one_line_exit_2(tiny, args, message):
     assert status == 2 and not printed, (printed, err)
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert message.format(**fmt) in err, err
+
+
+def _no_model_folder(d):
+    (d / "no-config").mkdir(exist_ok=True)
+    return d / "no-config"
+
+
+def _not_gguf(d):
+    (d / "weights.gguf").write_bytes(b"not a gguf file")
+    return d / "weights.gguf"
+
+
+@pytest.mark.parametrize(
+    ("flag", "make", "message"),
+    [
+        ("--rm", _no_model_folder, "not a transformers model folder (it has no config.json)"),
+        ("--rm", _not_gguf, "not a GGUF file (*.gguf) or a transformers model folder"),
+        ("--lm", _not_gguf, "not a GGUF file (*.gguf) or a transformers model folder"),
+    ],
+    ids=["rm-folder-without-config", "rm-not-gguf", "lm-not-gguf"],
+)
+def test_cli_generate_refuses_a_path_without_a_model_before_loading_either(
+    tiny, tmp_path, monkeypatch, flag, make, message
+):
+    """A bad --rm was found only after the LM loaded (21-28 s with the bundled GGUF LM)."""
+    import models.farma.api as api
+
+    monkeypatch.setattr(api, "load", _no_load)
+    bad = make(tmp_path)
+    paths = {"--lm": str(tiny.paths["lm"]), "--rm": str(tiny.paths["rm"]), flag: str(bad)}
+    status, printed, err = _run(["generate", *[x for kv in paths.items() for x in kv], "--prompt", PROMPT])
+    assert_refused(status, printed, err, f"{flag} {bad}: {message}")
+
+
+def test_cli_score_refuses_a_one_token_text_before_the_model_loads(tiny, tmp_path, monkeypatch):
+    """The text's tokens need the tokenizer only: a one-token text was refused after the RM's weights loaded (32 s
+    with the bundled GGUF file, whose tokenizer alone takes a third of that)."""
+    import transformers
+
+    import models.common.smollm2 as smollm2
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model's weights were loaded before the texts were checked")
+
+    monkeypatch.setattr(smollm2, "load_causal_lm", no_model)
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", no_model)
+    status, printed, err = _run(
+        ["score", "--rm", str(tiny.paths["rm"]), "--text", "the dog", "--text", "cat"]
+    )
+    assert_refused(status, printed, err, "text 'cat': 1 token(s)")
+    status, printed, err = _run(["score", "--rm", str(_no_model_folder(tmp_path)), "--text", "the dog"])
+    assert_refused(status, printed, err, "it has no config.json")
+
+
+def test_load_tokenizer_then_the_model_is_what_load_returns(tiny):
+    from models.farma.api import load, load_tokenizer, sequence_reward
+
+    tok = load_tokenizer(tiny.paths["rm"])
+    same_tok, rm = load(tiny.paths["rm"], tok)
+    assert same_tok is tok and len(tok) == len(tiny.tok)
+    assert sequence_reward(rm, tok, TEXTS[:2]) == pytest.approx(sequence_reward(tiny.rm, tiny.tok, TEXTS[:2]))
+    with pytest.raises(UserError, match="gone: no such file or folder"):
+        load_tokenizer(tiny.dir / "gone")
 
 
 # --------------------------------------------------------------------------------------- the Python entry

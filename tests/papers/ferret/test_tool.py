@@ -322,3 +322,19 @@ def test_ferret_codec_averages_clients():
         assert block.shape == tuple(list(model.parameters())[b].shape)
         want = sum(s[b] for s in singles) / 3
         np.testing.assert_allclose(block.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_negative_seed_is_refused_before_the_data_load(tmp_path, monkeypatch, capsys):
+    """--seed -1 was a traceback from the data's random stream, after the imports and the digits (18 s on a busy
+    machine)."""
+    import models.ferret.api as api
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data were loaded before the seed was checked")
+
+    monkeypatch.setattr(api, "load", never)
+    out = tmp_path / "out.csv"
+    assert cli_main([SLUG, "simulate", "--rounds", "1", "--seed", "-1", "-o", str(out)]) == 2
+    res = capsys.readouterr()
+    assert res.err.strip() == "icml25: error: --seed -1: must be an integer >= 0" and not res.out
+    assert not out.exists()

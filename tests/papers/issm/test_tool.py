@@ -341,3 +341,56 @@ def test_fit_issm_reports_progress_to_a_callback():
         progress=lambda s, t: seen.append((s, t)),
     )
     assert [s for s, _ in seen] == [100, 150] and all("elbo" in t for _, t in seen)
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32)])
+def test_fit_refuses_a_seed_lightning_cannot_take_before_training(files, monkeypatch, capsys, seed):
+    """--seed -1 was a traceback from Lightning's seed_everything after the data were read and the trainer built
+    (18 s on a busy machine)."""
+    from models.issm import lit
+
+    def never(*args, **kwargs):
+        raise AssertionError("training started before the seed was checked")
+
+    monkeypatch.setattr(lit, "fit_model", never)
+    out = files / "m.safetensors"
+    argv = [SLUG, "fit", str(files / "data.npz"), "--latents", "2", "--seed", seed, "-o", str(out)]
+    assert cli_main(argv) == 2
+    res = capsys.readouterr()
+    assert res.err.strip() == f"icml25: error: --seed {seed}: must be an integer in [0, 2^32)" and not res.out
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: np.savez(d / "stim.npz", u=np.zeros(T)), "u must be 2-D (bins x inputs) or 3-D"),
+        (lambda d: (d / "stim.npz").unlink(), "stim.npz: no such file"),
+        (_foreign_safetensors, "not a issm-model file (its metadata does not say so)"),
+        (
+            lambda d: (d / "model.safetensors").write_bytes(b"\x00garbage" * 40),
+            "not a readable safetensors file",
+        ),
+    ],
+    ids=["stim-1d", "stim-missing", "foreign-model", "garbage-model"],
+)
+def test_predict_checks_the_protocol_and_the_model_file_before_loading(
+    files, model_file, monkeypatch, capsys, edit, message
+):
+    import shutil
+
+    from models.issm import FittedISSM
+
+    shutil.copy(model_file, files / "model.safetensors")
+    edit(files)
+
+    def never(path):
+        raise AssertionError(f"{path} was loaded before the inputs were checked")
+
+    monkeypatch.setattr(FittedISSM, "load", never)
+    out = files / "p.npz"
+    argv = [SLUG, "predict", str(files / "model.safetensors"), str(files / "stim.npz"), "-o", str(out)]
+    assert cli_main(argv) == 2
+    res = capsys.readouterr()
+    assert message in res.err and len(res.err.strip().splitlines()) == 1 and not res.out, res.err
+    assert not out.exists()

@@ -329,3 +329,33 @@ def test_a_model_with_dead_units_is_not_called_dependent_on_unrelated_models(fol
         assert lines[-1] == "no evidence of dependence at alpha=0.0001", lines
     assert main(["test", str(tmp_path / "pruned"), str(folders["g1"]), "--stat", "match", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["excluded"] == [len(dead)] * cfg.n_blocks
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["{g}", "{g}", "--stat", "h", "--inputs", "0"], "n_inputs must be between 1 and 1797"),
+        (["{g}", "{g}", "--stat", "match", "--inputs", "5000"], "n_inputs must be between 1 and 1797"),
+        (["{llama}", "{llama}", "--stat", "match", "--inputs", "0"], "need at least one sequence"),
+        (["{g}", "{gone}"], "gone: no such checkpoint folder"),
+        (["{g}", "{empty}"], "empty: no config.json in the checkpoint folder"),
+    ],
+    ids=["h-inputs-0", "match-inputs-above-digits", "llama-inputs-0", "b-missing", "b-without-config"],
+)
+def test_bad_input_is_refused_before_any_checkpoint_loads(tmp_path, monkeypatch, capsys, argv, message):
+    """--inputs out of range was refused only after both checkpoints' weights loaded, a missing B after A's."""
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "config.json").write_text(json.dumps({"architecture": "icml25-glu"}))
+    (tmp_path / "llama").mkdir()
+    (tmp_path / "llama" / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    (tmp_path / "empty").mkdir()
+
+    import models.model_independence.api as entry
+
+    def never(path):
+        raise AssertionError(f"{path} was loaded before the input was checked")
+
+    monkeypatch.setattr(entry, "load_checkpoint", never)
+    names = {name: tmp_path / name for name in ("g", "llama", "gone", "empty")}
+    with pytest.raises(UserError, match=message):
+        main(["test", *[a.format(**names) for a in argv]])

@@ -305,3 +305,24 @@ def test_evaluate_bad_input_is_one_line_exit_2_and_writes_nothing(agent, bad_age
     status, printed, err = _run(["evaluate", *[a.format(**fmt) for a in argv]])
     assert_refused(status, printed, err, message.format(**fmt))
     assert {d: {p.name: p.stat().st_mtime_ns for p in d.iterdir()} for d in (agent.dir, bad_agents)} == before
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("gone.safetensors", "no such file"),
+        ("traj.csv", "not a readable safetensors file"),
+        ("other.safetensors", "not a pigdreamer-agent file"),
+    ],
+)
+def test_evaluate_checks_the_agent_file_before_loading_it(bad_agents, monkeypatch, name, message):
+    """A foreign file was refused only once Lightning was imported and the file read (12 s on a busy machine)."""
+    from models.pigdreamer import api, cli, ppo
+
+    def never(path):
+        raise AssertionError(f"{path} was loaded before its kind was checked")
+
+    monkeypatch.setattr(api.Checkpoint, "load", never)
+    status, printed, err = _run(["evaluate", str(bad_agents / name)])
+    assert_refused(status, printed, err, f"{bad_agents / name}: {message}")
+    assert cli.AGENT_KIND == ppo.KIND  # the kind the CLI checks is the one the agents are saved with

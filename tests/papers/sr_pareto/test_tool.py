@@ -47,6 +47,9 @@ def test_front_command_writes_the_published_columns(csv, tmp_path, root):
         (None, ["--target", "y", "--max-length", "4"], "odd number of nodes from 1 to 9, got 4"),
         (None, ["--target", "y", "--optimizer", "Adam"], "unknown optimizer 'Adam'"),
         (lambda f: f.assign(x1=1.0), ["--target", "y"], "constant column(s): x1"),
+        # NumPy refused it once the search began, without naming it ("Seed must be between 0 and 2**32 - 1")
+        (None, ["--target", "y", "--seed", "-1"], "--seed -1: must be an integer in [0, 2^32)"),
+        (None, ["--target", "y", "--seed", str(2**32)], "--seed 4294967296: must be an integer in [0, 2^32)"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(csv, tmp_path, capsys, edit, args, message):

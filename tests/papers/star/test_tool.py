@@ -328,3 +328,60 @@ def test_python_entry_refuses_a_one_dimensional_demo():
 
     with pytest.raises(UserError, match=r"\ba\b"):
         fit_skill_model({"a": np.zeros(24, np.float32)}, steps=1)
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32)])
+def test_fit_refuses_a_seed_lightning_cannot_take_before_training(files, monkeypatch, capsys, seed):
+    """--seed -1 was a traceback from Lightning's seed_everything after the demos were read and the trainer built."""
+    from models.star import skills
+
+    def never(*args, **kwargs):
+        raise AssertionError("training started before the seed was checked")
+
+    monkeypatch.setattr(skills, "fit_skills", never)
+    out = files / "m.safetensors"
+    assert cli_main([SLUG, "fit", str(files / "demos.hdf5"), "--seed", seed, "-o", str(out)]) == 2
+    res = capsys.readouterr()
+    assert res.err.strip() == f"icml25: error: --seed {seed}: must be an integer in [0, 2^32)" and not res.out
+    assert not out.exists()
+
+
+def _foreign_model(d):
+    import json
+
+    from safetensors.numpy import save_file
+
+    meta = {"icml25": json.dumps({"kind": "issm-model"})}
+    save_file({"w": np.zeros(2, np.float32)}, str(d / "model.safetensors"), metadata=meta)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: (d / "demos.hdf5").unlink(), "demos.hdf5: no such file"),
+        (lambda d: (d / "demos.hdf5").write_text("not hdf5\n"), "demos.hdf5: not a readable HDF5 file"),
+        (_with(demo_0=_nan), "demo_0/actions[5, 1] is nan"),
+        (_foreign_model, "model.safetensors: not a star-skills file"),
+    ],
+    ids=["demos-missing", "demos-not-hdf5", "demos-nan", "foreign-model"],
+)
+def test_codes_checks_the_demos_and_the_model_file_before_loading(
+    fitted, files, monkeypatch, capsys, edit, message
+):
+    import shutil
+
+    from models.star.api import SkillModel
+
+    shutil.copy(fitted[1], files / "model.safetensors")
+    edit(files)
+
+    def never(path):
+        raise AssertionError(f"{path} was loaded before the inputs were checked")
+
+    monkeypatch.setattr(SkillModel, "load", never)
+    out = files / "codes.csv"
+    argv = [SLUG, "codes", str(files / "model.safetensors"), str(files / "demos.hdf5"), "-o", str(out)]
+    assert cli_main(argv) == 2
+    res = capsys.readouterr()
+    assert message in res.err and len(res.err.strip().splitlines()) == 1 and not res.out, res.err
+    assert not out.exists()
