@@ -19,14 +19,20 @@ from pathlib import Path
 from .errors import UserError
 
 
-def check_output(path: Path, flag: str = "--output") -> Path:
-    """``path`` if a file can be written there, else a :class:`UserError` naming it (call before any work)."""
+def _file_in_a_folder(path: Path, flag: str) -> tuple[Path, Path]:
+    """(path, its folder) when ``path`` names a file in an existing folder, else a :class:`UserError`."""
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise UserError(f"{flag} {path}: is a directory, not a file")
     if not parent.is_dir():
         raise UserError(f"{flag} {path}: no such directory {parent}")
+    return path, parent
+
+
+def check_output(path: Path, flag: str = "--output") -> Path:
+    """``path`` if a file can be written there, else a :class:`UserError` naming it (call before any work)."""
+    path, parent = _file_in_a_folder(path, flag)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UserError(f"{flag} {path}: the directory {parent} is not writable")
     if path.exists() and not os.access(path, os.W_OK):
@@ -38,12 +44,7 @@ def check_append(path: Path, flag: str) -> Path:
     """``path`` if a tool can append to it (a file it reads back and extends, e.g. results kept across resumed
     runs): an existing file that is readable and writable (its folder may be read-only), or a new file in a
     writable folder; else a :class:`UserError` naming it (call before any work)."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UserError(f"{flag} {path}: is a directory, not a file")
-    if not parent.is_dir():
-        raise UserError(f"{flag} {path}: no such directory {parent}")
+    path, parent = _file_in_a_folder(path, flag)
     if path.exists():
         if not os.access(path, os.R_OK | os.W_OK):
             raise UserError(f"{flag} {path}: the file is not readable and writable")

@@ -277,6 +277,16 @@ def assert_refused(status: int, printed: str, err: str, message: str) -> None:
     assert message in err and "Traceback" not in err, err
 
 
+def forbid(monkeypatch, owner: object, name: str) -> None:
+    """Make ``owner.name`` (a model loader, a training loop) fail the test if called: a bad input must be refused
+    before that work starts."""
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{name} ran before the inputs were checked (args {args!r})")
+
+    monkeypatch.setattr(owner, name, never)
+
+
 def run_tool(*argv: str) -> tuple[int, str, str]:
     """``icml25 ARGV`` in this process (flows.cli.main): its exit status, stdout and stderr."""
     import contextlib

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from flows.cli import main as cli_main
-from tests.helpers import run_tool
+from tests.helpers import forbid, run_tool
 
 SLUG = "autospeculative"
 KIND = "autospeculative-x0net"
@@ -359,10 +359,7 @@ def test_the_seed_and_a_checkpoint_file_are_checked_before_loading(
     checkpoint was read by safetensors and torch to be refused."""
     import models.common.weights as weights
 
-    def never(path, kind):
-        raise AssertionError(f"{path} was loaded before it was checked")
-
-    monkeypatch.setattr(weights, "load_weights", never)
+    forbid(monkeypatch, weights, "load_weights")
     args = [a.format(d=tmp_path) for a in args]
     if make is not None:
         make(tmp_path / args[1].rsplit("/", 1)[1])

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tests.helpers import assert_refused, printed_fields, run_tool
+from tests.helpers import assert_refused, forbid, printed_fields, run_tool
 
 SLUG = "bundle_cbf"
 FIT = ["--dt", "0.02", "--steps", "20"]
@@ -302,10 +302,7 @@ def test_fit_refuses_a_seed_lightning_cannot_take_before_training(data, tmp_path
     """--seed -1 was a traceback from Lightning's seed_everything after the trajectories were read."""
     from models.bundle_cbf import node
 
-    def never(*args, **kwargs):
-        raise AssertionError("training started before the seed was checked")
-
-    monkeypatch.setattr(node, "fit_dynamics", never)
+    forbid(monkeypatch, node, "fit_dynamics")
     out = tmp_path / "m.safetensors"
     argv = ["fit", str(data.paths["traj"]), "--dt", "0.02", "--steps", "2", "--seed", seed, "-o", str(out)]
     status, printed, err = _call(capsys, argv)
@@ -324,10 +321,7 @@ def test_fit_refuses_a_seed_lightning_cannot_take_before_training(data, tmp_path
 def test_filter_checks_the_model_file_before_loading_it(bad_models, monkeypatch, capsys, name, message):
     from models.bundle_cbf import node
 
-    def never(path):
-        raise AssertionError(f"{path} was loaded before its kind was checked")
-
-    monkeypatch.setattr(node, "load_model", never)
+    forbid(monkeypatch, node, "load_model")
     given = {**GOOD_FILTER, "--model": str(bad_models / name)}
     status, printed, err = _call(capsys, ["filter", *[x for kv in given.items() for x in kv]])
     assert_refused(status, printed, err, f"--model {bad_models / name}: {message}")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from flows.cli import main as cli_main
-from tests.helpers import assert_refused, icml25, run_tool
+from tests.helpers import assert_refused, forbid, icml25, run_tool
 
 SLUG = "easyinv"
 
@@ -222,10 +222,7 @@ def test_the_image_and_the_model_file_are_checked_before_the_model_loads(
     if edit is not None:
         edit(files)
 
-    def never(path):
-        raise AssertionError(f"the model {path} was loaded before the inputs were checked")
-
-    monkeypatch.setattr(experiment, "load_model", never)
+    forbid(monkeypatch, experiment, "load_model")
     monkeypatch.chdir(files)  # the default --model (data/easyinv/trained/main/...) is missing here
     argv = [SLUG, "invert", str(files / "digit.png"), "-o", str(files / "out.npz")]
     if model is not None:

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from flows.cli import main as cli_main
-from tests.helpers import run_tool
+from tests.helpers import forbid, run_tool
 
 SLUG = "ferret"
 COLUMNS = "method seed round accuracy loss uplink cumulative_uplink recon_error seconds".split()
@@ -329,10 +329,7 @@ def test_a_negative_seed_is_refused_before_the_data_load(tmp_path, monkeypatch, 
     machine)."""
     import models.ferret.api as api
 
-    def never(*args, **kwargs):
-        raise AssertionError("the data were loaded before the seed was checked")
-
-    monkeypatch.setattr(api, "load", never)
+    forbid(monkeypatch, api, "load")
     out = tmp_path / "out.csv"
     assert cli_main([SLUG, "simulate", "--rounds", "1", "--seed", "-1", "-o", str(out)]) == 2
     res = capsys.readouterr()

@@ -10,7 +10,7 @@ import pytest
 from flows.cli import main as cli_main
 from icml25.errors import UserError
 from models.issm import simulate
-from tests.helpers import icml25
+from tests.helpers import forbid, icml25
 
 SLUG = "issm"
 K, T, N = 3, 30, 4
@@ -349,10 +349,7 @@ def test_fit_refuses_a_seed_lightning_cannot_take_before_training(files, monkeyp
     (18 s on a busy machine)."""
     from models.issm import lit
 
-    def never(*args, **kwargs):
-        raise AssertionError("training started before the seed was checked")
-
-    monkeypatch.setattr(lit, "fit_model", never)
+    forbid(monkeypatch, lit, "fit_model")
     out = files / "m.safetensors"
     argv = [SLUG, "fit", str(files / "data.npz"), "--latents", "2", "--seed", seed, "-o", str(out)]
     assert cli_main(argv) == 2
@@ -384,10 +381,7 @@ def test_predict_checks_the_protocol_and_the_model_file_before_loading(
     shutil.copy(model_file, files / "model.safetensors")
     edit(files)
 
-    def never(path):
-        raise AssertionError(f"{path} was loaded before the inputs were checked")
-
-    monkeypatch.setattr(FittedISSM, "load", never)
+    forbid(monkeypatch, FittedISSM, "load")
     out = files / "p.npz"
     argv = [SLUG, "predict", str(files / "model.safetensors"), str(files / "stim.npz"), "-o", str(out)]
     assert cli_main(argv) == 2

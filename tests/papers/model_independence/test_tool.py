@@ -12,7 +12,7 @@ import pytest
 
 from icml25.errors import UserError
 from models.model_independence.cli import main  # torch-free: the command imports torch when it runs
-from tests.helpers import icml25, lazy
+from tests.helpers import forbid, icml25, lazy
 
 # torch and transformers are imported when a test runs, never at collection (tests.helpers.lazy)
 glu = lazy("models.model_independence.glu")
@@ -352,10 +352,7 @@ def test_bad_input_is_refused_before_any_checkpoint_loads(tmp_path, monkeypatch,
 
     import models.model_independence.api as entry
 
-    def never(path):
-        raise AssertionError(f"{path} was loaded before the input was checked")
-
-    monkeypatch.setattr(entry, "load_checkpoint", never)
+    forbid(monkeypatch, entry, "load_checkpoint")
     names = {name: tmp_path / name for name in ("g", "llama", "gone", "empty")}
     with pytest.raises(UserError, match=message):
         main(["test", *[a.format(**names) for a in argv]])

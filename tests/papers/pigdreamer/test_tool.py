@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.helpers import assert_refused, printed_fields, run_tool
+from tests.helpers import assert_refused, forbid, printed_fields, run_tool
 
 SLUG = "pigdreamer"
 FIELDS = ("return", "cost", "success", "length", "critic_error_cost", "critic_error_reward", "leak")
@@ -319,10 +319,7 @@ def test_evaluate_checks_the_agent_file_before_loading_it(bad_agents, monkeypatc
     """A foreign file was refused only once Lightning was imported and the file read (12 s on a busy machine)."""
     from models.pigdreamer import api, cli, ppo
 
-    def never(path):
-        raise AssertionError(f"{path} was loaded before its kind was checked")
-
-    monkeypatch.setattr(api.Checkpoint, "load", never)
+    forbid(monkeypatch, api.Checkpoint, "load")
     status, printed, err = _run(["evaluate", str(bad_agents / name)])
     assert_refused(status, printed, err, f"{bad_agents / name}: {message}")
     assert cli.AGENT_KIND == ppo.KIND  # the kind the CLI checks is the one the agents are saved with

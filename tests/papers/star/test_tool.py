@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from flows.cli import main as cli_main
-from tests.helpers import icml25
+from tests.helpers import forbid, icml25
 
 SLUG = "star"
 DEMOS, STEPS, DIM = 6, 24, 3
@@ -335,10 +335,7 @@ def test_fit_refuses_a_seed_lightning_cannot_take_before_training(files, monkeyp
     """--seed -1 was a traceback from Lightning's seed_everything after the demos were read and the trainer built."""
     from models.star import skills
 
-    def never(*args, **kwargs):
-        raise AssertionError("training started before the seed was checked")
-
-    monkeypatch.setattr(skills, "fit_skills", never)
+    forbid(monkeypatch, skills, "fit_skills")
     out = files / "m.safetensors"
     assert cli_main([SLUG, "fit", str(files / "demos.hdf5"), "--seed", seed, "-o", str(out)]) == 2
     res = capsys.readouterr()
@@ -375,10 +372,7 @@ def test_codes_checks_the_demos_and_the_model_file_before_loading(
     shutil.copy(fitted[1], files / "model.safetensors")
     edit(files)
 
-    def never(path):
-        raise AssertionError(f"{path} was loaded before the inputs were checked")
-
-    monkeypatch.setattr(SkillModel, "load", never)
+    forbid(monkeypatch, SkillModel, "load")
     out = files / "codes.csv"
     argv = [SLUG, "codes", str(files / "model.safetensors"), str(files / "demos.hdf5"), "-o", str(out)]
     assert cli_main(argv) == 2
