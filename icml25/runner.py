@@ -11,7 +11,9 @@ same runner for a whole paper in one process (the tests' smoke pipelines).
    file behind and the previous artifact in place. Under ``dvc repro`` DVC has already removed the stage's
    cached outputs before the command starts; a stage that fails (a bad parameter included) or is stopped by a
    signal puts them back from DVC's cache as dvc.lock records them (:func:`restore_previous`), so that the
-   previous artifact survives there too (a ``kill -9`` leaves that to ``dvc checkout``). Then record the run under .dvc/tmp (:func:`record_run`: its wall
+   previous artifact survives there too (a ``kill -9`` leaves that to ``dvc checkout``). The one exception is
+   validate: its validation.json is the record that the data passed Great Expectations, so a failed validate
+   leaves none and train cannot run on data that failed. Then record the run under .dvc/tmp (:func:`record_run`: its wall
    time, when it finished, the git commit checked out, and for the report the md5 of the claims.json it wrote;
    wall times never enter README.md or claims.json). ``icml25 verify`` reads the report's record to know that
    the paper ran since its claims.json was committed (:mod:`icml25.verify`).
@@ -114,7 +116,10 @@ def run_stage(root: Path, slug: str, stage: str) -> None:
     try:
         _run_stage(root, slug, stage)
     except BaseException:
-        restore_previous(root, slug, stage)
+        if (
+            stage != "validate"
+        ):  # validation.json exists only while the data passes: a failed gate leaves none
+            restore_previous(root, slug, stage)
         raise
 
 

@@ -557,29 +557,10 @@ def paper_page(root: Path, p: PaperData, deps: list[Deployment], links: PrefectL
     )
 
 
-#: A figure in a report README as ``Evidence.figure`` (icml25/reporting.py) writes it: the link, then its caption
-#: in italics, written unescaped (``*mean R* against ...*`` shows "mean R" in italics and a stray ``*``).
-_README_FIGURE = re.compile(
-    r"^(?P<link>!\[(?P<alt>[^\]\n]*)\]\(figures/[^)\s]+\)\n\n)\*(?P<caption>[^\n]+)\*$", re.MULTILINE
-)
-
-
-def _readme_captions(text: str) -> str:
-    """The README's figure captions escaped (:func:`md_escape`), where the caption is the figure's alt text as
-    written there (a caption that is not the alt text, or is already escaped, is left as it is)."""
-
-    def escape(m: re.Match[str]) -> str:
-        if m["caption"] != m["alt"] or md_escape(m["caption"]) == m["caption"]:
-            return m[0]
-        return f"{m['link']}*{md_escape(m['caption'])}*"
-
-    return _README_FIGURE.sub(escape, text)
-
-
 def report_page(p: PaperData) -> str:
-    """The report README as a sub-page: its figure links (``figures/x.png``) resolve beside it; its generated
-    figure captions are escaped (:func:`_readme_captions`)."""
-    text = _readme_captions(p.readme or "")
+    """The report README as a sub-page: its figure links (``figures/x.png``) resolve beside it (its captions are
+    escaped by the report itself: :func:`icml25.reporting.md_escape`)."""
+    text = p.readme or ""
     first, _, rest = text.partition("\n")
     note = (
         f"\n*This is `reports/{p.slug}/README.md`, written by `report@{p.slug}`; the "

@@ -410,6 +410,7 @@ def odd_texts(root, tmp_path_factory):
     that markdown and the page's width would get wrong if written as they are."""
     import re
 
+    from icml25.reporting import md_escape
     from icml25.scratch import write_params
     from icml25.site import PrefectLinks, build_site
 
@@ -421,8 +422,9 @@ def odd_texts(root, tmp_path_factory):
     readme = work / "reports" / "ghost" / "README.md"
     text = readme.read_text()
     old = re.search(r"!\[([^\]]*)\]\(figures/accuracy\.png\)", text)[1]
-    assert f"\n*{old}*\n" in text  # the caption line as Evidence.figure writes it
-    readme.write_text(text.replace(f"![{old}]", f"![{CAPTION}]").replace(f"\n*{old}*\n", f"\n*{CAPTION}*\n"))
+    line = f"\n*{md_escape(old)}*\n"  # the caption line as Evidence.figure writes it
+    assert line in text
+    readme.write_text(text.replace(f"![{old}]", f"![{CAPTION}]").replace(line, f"\n*{md_escape(CAPTION)}*\n"))
     doc = io.read_json(work / "reports" / "ghost" / "claims.json")
     first, second = list(doc["claims"])[:2]
     doc["claims"][first]["statement"] = STATEMENT
