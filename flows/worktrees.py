@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from icml25.errors import UserError
-from icml25.scratch import dvc_env, private_file
+from icml25.scratch import cache_dir, dvc_env, private_file
 
 WORKERS_DIR = Path("runs") / "workers"
 #: git-tracked files that a run rewrites: left out of :func:`digest` (they are results, not inputs)
@@ -76,15 +76,6 @@ def digest(root: Path) -> str:
         for rel, blob in zip(files, blobs, strict=True):
             h.update(f"{rel}\0{blob}\n".encode())
     return h.hexdigest()[:16]
-
-
-def cache_dir(root: Path) -> Path:
-    """The DVC cache directory of ``root`` (its ``cache.dir`` setting, else ``.dvc/cache``)."""
-    from dvc.config import Config
-
-    config = Config(dvc_dir=str(root / ".dvc"))
-    configured = config["cache"].get("dir")
-    return Path(configured).resolve() if configured else (root / ".dvc" / "cache").resolve()
 
 
 def share_cache(tree: Path, cache: Path) -> None:

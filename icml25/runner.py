@@ -40,6 +40,7 @@ from .errors import UserError
 from .params import build_section, check_paper, implemented, load_params
 from .paths import STAGE_DIRS, PaperPaths
 from .registry import STAGES, Paper, load_paper, load_stage
+from .scratch import cache_dir
 from .stage import StageContext
 
 
@@ -136,7 +137,7 @@ def restore_previous(root: Path, slug: str, stage: str) -> list[str]:
         outs = _locked_outs(root, f"{stage}@{slug}")
         if not outs:
             return []
-        cache = _cache_dir(root)
+        cache = cache_dir(root) / "files" / "md5"  # DVC 3's layout of md5 objects
     except Exception as exc:  # noqa: BLE001 - restoring is best effort; the stage's own error is what matters
         log.warning("could not read dvc.lock or the DVC cache to restore the previous outputs: %s", exc)
         return []
@@ -183,17 +184,6 @@ def _locked_outs(root: Path, name: str) -> list[tuple[str, str]]:
         return []
     entry = (yaml.safe_load(lock.read_text()) or {}).get("stages", {}).get(name) or {}
     return [(o["path"], o["md5"]) for o in entry.get("outs", []) if "md5" in o]
-
-
-def _cache_dir(root: Path) -> Path:
-    """The checkout's DVC cache of md5 objects (``cache.dir`` of .dvc/config or config.local honoured)."""
-    from dvc.repo import Repo
-
-    repo = Repo(str(root), uninitialized=False)
-    try:
-        return Path(repo.cache.local.path)
-    finally:
-        repo.close()
 
 
 def _cached_files(cache: Path, oid: str) -> list[tuple[str, Path]]:

@@ -45,6 +45,15 @@ def _git(cwd: Path, *args: str) -> str:
     return out.stdout
 
 
+def cache_dir(root: Path) -> Path:
+    """The DVC cache directory of ``root`` (its ``cache.dir`` setting, else ``.dvc/cache``)."""
+    from dvc.config import Config
+
+    config = Config(dvc_dir=str(root / ".dvc"))
+    configured = config["cache"].get("dir")
+    return Path(configured).resolve() if configured else (root / ".dvc" / "cache").resolve()
+
+
 #: The mode of a file that holds secrets (``.dvc/config.local``: a remote's endpoint and keys): its owner's only.
 PRIVATE = 0o600
 

@@ -32,14 +32,23 @@ from .stats import TestResult
 DIGITS_ROWS = 1797
 
 
+def _check_digits_rows(n_inputs: int) -> None:
+    if not 1 <= n_inputs <= DIGITS_ROWS:
+        raise UserError(f"n_inputs must be between 1 and {DIGITS_ROWS} (the digits data set), got {n_inputs}")
+
+
+def _check_sequences(n_sequences: int, seq_len: int) -> None:
+    if n_sequences < 1 or seq_len < 1:
+        raise UserError(f"need at least one sequence of at least one token, got {n_sequences} x {seq_len}")
+
+
 def digits_inputs(n_inputs: int) -> Any:
     """The first ``n_inputs`` rows of ``sklearn.datasets.load_digits`` (bundled, no download) as float32 in
     [0, 1] (pixel intensities 0..16 divided by 16)."""
     import torch
     from sklearn.datasets import load_digits
 
-    if not 1 <= n_inputs <= DIGITS_ROWS:
-        raise UserError(f"n_inputs must be between 1 and {DIGITS_ROWS} (the digits data set), got {n_inputs}")
+    _check_digits_rows(n_inputs)
     x = load_digits().data[:n_inputs] / 16.0
     return torch.as_tensor(x, dtype=torch.float32)
 
@@ -59,8 +68,7 @@ def random_tokens(n_sequences: int, seq_len: int, vocab_size: int, seed: int) ->
     """n_sequences x seq_len token ids, uniform on {0..vocab_size-1}, from a seeded torch Generator."""
     import torch
 
-    if n_sequences < 1 or seq_len < 1:
-        raise UserError(f"need at least one sequence of at least one token, got {n_sequences} x {seq_len}")
+    _check_sequences(n_sequences, seq_len)
     gen = torch.Generator().manual_seed(int(seed))
     return torch.randint(0, vocab_size, (n_sequences, seq_len), generator=gen)
 
@@ -167,10 +175,9 @@ def _check_before_loading(
     ]
     if stat not in ("h", "match"):
         return
-    if glu.ARCHITECTURE in archs and not 1 <= n_inputs <= DIGITS_ROWS:
-        raise UserError(f"n_inputs must be between 1 and {DIGITS_ROWS} (the digits data set), got {n_inputs}")
-    if n_inputs < 1 or seq_len < 1:
-        raise UserError(f"need at least one sequence of at least one token, got {n_inputs} x {seq_len}")
+    if glu.ARCHITECTURE in archs:
+        _check_digits_rows(n_inputs)
+    _check_sequences(n_inputs, seq_len)
 
 
 def independence_test(

@@ -91,8 +91,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.a} vs {args.b}: stat {args.stat}")
     for i, lp in enumerate(result.per_block):
-        dead = result.excluded[i] if result.excluded else 0
-        note = f" ({dead} dead hidden units left out)" if dead else ""
+        note = f" ({result.excluded[i]} dead hidden units left out)" if result.excluded[i] else ""
         shown = "n/a (fewer than 3 live units)" if math.isnan(lp) else format_log10(lp)
         print(f"block {i}: log10 p = {shown}{note}")
     if result.per_block:

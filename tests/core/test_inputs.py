@@ -21,6 +21,14 @@ def _weights(path, meta: dict | None):
     return path
 
 
+def test_the_metadata_key_is_the_one_the_weights_are_saved_under():
+    """icml25 cannot import models.common.weights (the layering), so the key is written twice: kept equal here."""
+    from icml25.inputs import WEIGHTS_META_KEY
+    from models.common.weights import META_KEY
+
+    assert WEIGHTS_META_KEY == META_KEY
+
+
 def test_check_weights_accepts_the_kind_it_was_saved_with(tmp_path):
     path = _weights(tmp_path / "m.safetensors", {"kind": "demo", "d": 3})
     assert check_weights(path, "demo") == path

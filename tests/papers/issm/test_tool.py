@@ -10,7 +10,7 @@ import pytest
 from flows.cli import main as cli_main
 from icml25.errors import UserError
 from models.issm import simulate
-from tests.helpers import forbid, icml25
+from tests.helpers import assert_refused, forbid, icml25, run_tool
 
 SLUG = "issm"
 K, T, N = 3, 30, 4
@@ -384,7 +384,5 @@ def test_predict_checks_the_protocol_and_the_model_file_before_loading(
     forbid(monkeypatch, FittedISSM, "load")
     out = files / "p.npz"
     argv = [SLUG, "predict", str(files / "model.safetensors"), str(files / "stim.npz"), "-o", str(out)]
-    assert cli_main(argv) == 2
-    res = capsys.readouterr()
-    assert message in res.err and len(res.err.strip().splitlines()) == 1 and not res.out, res.err
+    assert_refused(*run_tool(*argv), message)
     assert not out.exists()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from flows.cli import main as cli_main
-from tests.helpers import forbid, icml25
+from tests.helpers import assert_refused, forbid, icml25, run_tool
 
 SLUG = "star"
 DEMOS, STEPS, DIM = 6, 24, 3
@@ -375,7 +375,5 @@ def test_codes_checks_the_demos_and_the_model_file_before_loading(
     forbid(monkeypatch, SkillModel, "load")
     out = files / "codes.csv"
     argv = [SLUG, "codes", str(files / "model.safetensors"), str(files / "demos.hdf5"), "-o", str(out)]
-    assert cli_main(argv) == 2
-    res = capsys.readouterr()
-    assert message in res.err and len(res.err.strip().splitlines()) == 1 and not res.out, res.err
+    assert_refused(*run_tool(*argv), message)
     assert not out.exists()
