@@ -6,9 +6,15 @@ import a few modules each (its own stage module, some of ``models/<slug>``, ``mo
 modules); depending on whole folders re-ran a nine-minute training for an edit to a report sentence. DVC's
 templated stages (``foreach``) cannot take a per-paper list of dependencies, so each paper gets one cheap stage,
 ``code@<slug>``, that depends on the folders and writes one fingerprint per stage,
-``data/<slug>/code/<stage>.json``: the md5 of every file that stage's code imports, found here by reading the
+``data/<slug>/code/<stage>.json``: a hash of every file that stage's code imports, found here by reading the
 source (nothing is imported). Each stage depends on its own fingerprint, so DVC re-runs exactly the stages whose
 code changed; ``code@<slug>`` itself re-runs on any edit under those folders and costs a fraction of a second.
+
+A Python file is hashed by what it does, not how it is written (:func:`source_digest`): the md5 of its syntax
+tree without comments, docstrings and other bare constants, line numbers or layout, so an edit to a comment, a
+docstring or the formatting of ``icml25/stage.py`` re-runs nothing, while a changed constant re-runs every stage
+that imports it. Other files are hashed byte for byte. The document names the method (:data:`HASH`, which
+includes the Python version: ``ast.dump``'s text is not stable across Python versions).
 
 The closure of a stage starts from its own module and the paper package (its params schema) plus the framework
 modules that execute the stage (:data:`STAGE_ROOTS`) and follows every ``import`` / ``from ... import`` in the
@@ -25,6 +31,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,9 +89,13 @@ def module_name(rel: Path) -> str:
 
 
 class ImportGraph:
-    """The project's modules (``icml25``, ``flows``, ``stages``, ``models``) and their imports, from source."""
+    """The project's modules (``icml25``, ``flows``, ``stages``, ``models``) and their imports, from source.
 
-    def __init__(self, root: Path):
+    With ``keep_trees`` (the default) the syntax tree parsed for a module's imports is kept until
+    :meth:`digest` hashes it, so a fingerprint parses each file once; the layering check, which hashes nothing,
+    passes False to keep memory flat (the project's trees take some 80 MB)."""
+
+    def __init__(self, root: Path, keep_trees: bool = True):
         self.root = Path(root)
         self.files: dict[str, Path] = {}
         for package in PACKAGES:
@@ -92,20 +104,37 @@ class ImportGraph:
                     rel = path.relative_to(self.root)
                     self.files[module_name(rel)] = rel
         self._modules: dict[str, Module] = {}
+        self._keep_trees = keep_trees
+        self._trees: dict[str, ast.Module] = {}
+        self._digests: dict[str, str] = {}
 
     def is_package(self, name: str) -> bool:
         return name in self.files and self.files[name].name == "__init__.py"
 
+    def _parse(self, name: str) -> ast.Module:
+        path = self.files[name]
+        return ast.parse((self.root / path).read_text(), str(path))
+
     def module(self, name: str) -> Module:
         if name not in self._modules:
-            path = self.files[name]
-            source = (self.root / path).read_text()
-            imports, dynamic = _imports(ast.parse(source, str(path)), name, self.is_package(name))
+            tree = self._parse(name)
+            imports, dynamic = _imports(tree, name, self.is_package(name))
             resolved: list[str] = []
             for target in imports:
                 resolved += self._resolve(target)
-            self._modules[name] = Module(name, path, tuple(dict.fromkeys(resolved)), tuple(dynamic))
+            self._modules[name] = Module(
+                name, self.files[name], tuple(dict.fromkeys(resolved)), tuple(dynamic)
+            )
+            if self._keep_trees and name not in self._digests:
+                self._trees[name] = tree
         return self._modules[name]
+
+    def digest(self, name: str) -> str:
+        """:func:`tree_digest` of module ``name`` (computed once; the kept tree, if any, is then dropped)."""
+        if name not in self._digests:
+            tree = self._trees.pop(name, None) or self._parse(name)
+            self._digests[name] = tree_digest(tree)
+        return self._digests[name]
 
     def _resolve(self, target: str) -> list[str]:
         """The project modules that ``import target`` executes: every existing prefix (parents first)."""
@@ -219,20 +248,90 @@ def stage_files(root: Path, slug: str, stage: str, graph: ImportGraph | None = N
     return sorted(str(graph.files[n]) for n in names)
 
 
+# ------------------------------------------------------------------------------------------- fingerprints
+#: How :func:`fingerprint` hashes a Python file, recorded in every fingerprint document: the version of the
+#: normalisation below and the Python whose ``ast`` module produced the text (``ast.dump`` is not stable across
+#: versions: node fields come and go, 3.13 leaves out empty ones), so running ``code@<slug>`` under another
+#: Python re-runs every stage once, which a new interpreter may warrant anyway. Bump ``v1`` when
+#: :func:`_normalise` changes.
+HASH = f"ast-v1 (python {sys.version_info.major}.{sys.version_info.minor})"
+
+
+def _normalise(body: list[ast.stmt], keep_empty: bool = False) -> list[ast.stmt]:
+    """``body`` without the statements that compile to nothing, ``pass`` and a bare constant (``"docstring"``,
+    ``...``), at every depth (modifies the nodes in place).
+
+    Python emits no code for an expression statement whose value is a constant; the first one of a module,
+    class or function body becomes its ``__doc__``, which no stage reads (a stage that did would need its
+    docstrings hashed). A block left empty gets one ``pass`` back (a module may stay empty), so the tree stays
+    valid Python and ``def f(): "doc"``, ``def f(): ...`` and ``def f(): pass`` hash the same: the three define
+    the same function but for ``__doc__``. f-strings (``JoinedStr``) are evaluated, so they stay. Statements
+    only nest in statements (a lambda's body is an expression), so the walk skips expressions."""
+    kept = [s for s in body if not _compiles_to_nothing(s)]
+    for stmt in kept:
+        for owner, field_name in _blocks(stmt):
+            value = getattr(owner, field_name)
+            if value:  # an empty orelse / finalbody stays empty
+                setattr(owner, field_name, _normalise(value))
+    return kept or ([] if keep_empty else [ast.Pass()])
+
+
+def _blocks(stmt: ast.stmt) -> Iterator[tuple[ast.AST, str]]:
+    """The statement lists inside ``stmt`` as (node, field name): bodies, else and finally blocks, the bodies
+    of except handlers and match cases."""
+    for field_name in ("body", "orelse", "finalbody"):
+        if isinstance(getattr(stmt, field_name, None), list):
+            yield stmt, field_name
+    for inner in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+        yield inner, "body"
+
+
+def _compiles_to_nothing(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+
+
+def tree_digest(tree: ast.Module) -> str:
+    """md5 of ``ast.dump`` of ``tree`` normalised by :func:`_normalise`, without line and column numbers
+    (modifies ``tree``).
+
+    Comments, blank lines, line breaks, redundant parentheses, quoting style and the spelling of a number
+    (``1e3`` and ``1000.0``) never reach the tree; docstrings and other bare constants are dropped. Everything
+    else is kept: names, constants, annotations, the order of statements, string literals that may end up in
+    an output (error messages included). Equal digests mean the same code for Python, up to ``__doc__``."""
+    tree.body = _normalise(tree.body, keep_empty=True)
+    return hashlib.md5(ast.dump(tree, annotate_fields=True, include_attributes=False).encode()).hexdigest()
+
+
+def source_digest(source: str, filename: str = "<source>") -> str:
+    """:func:`tree_digest` of Python ``source`` (raises SyntaxError if it does not parse)."""
+    return tree_digest(ast.parse(source, filename))
+
+
 def md5(path: Path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()
 
 
 def fingerprint(root: Path, slug: str, stage: str, graph: ImportGraph | None = None) -> dict:
-    """What ``data/<slug>/code/<stage>.json`` holds: the md5 of each file the stage runs (its direct deps
-    excluded, DVC hashes them itself), and of the paper's benchmark results for the report."""
+    """What ``data/<slug>/code/<stage>.json`` holds: ``{"stage": "<stage>@<slug>", "hash": HASH, "files":
+    {path: hex digest}}``, sorted by path, for each file the stage runs (its direct deps excluded, DVC hashes
+    them itself) and the paper's benchmark results for the report (``"absent"`` without them).
+
+    A Python file's digest is :meth:`ImportGraph.digest` (comments, docstrings and formatting ignored, see
+    :func:`tree_digest`); any other file's is the md5 of its bytes. Deterministic: the same code under the same
+    Python gives the same document, byte for byte once written by ``icml25.io.write_json``."""
     root = Path(root)
+    graph = graph or ImportGraph(root)
     direct = set(direct_files(slug, stage))
-    files = {f: md5(root / f) for f in stage_files(root, slug, stage, graph) if f not in direct}
+    names = {str(path): name for name, path in graph.files.items()}
+    files = {
+        f: graph.digest(names[f]) if f in names else md5(root / f)
+        for f in stage_files(root, slug, stage, graph)
+        if f not in direct
+    }
     if stage == "report":
         bench = f"benchmarks/results/{slug}.json"
         files[bench] = md5(root / bench) if (root / bench).exists() else "absent"
-    return {"stage": f"{stage}@{slug}", "files": dict(sorted(files.items()))}
+    return {"stage": f"{stage}@{slug}", "hash": HASH, "files": dict(sorted(files.items()))}
 
 
 # ------------------------------------------------------------------------------------------------ layering
@@ -274,7 +373,7 @@ def allowed(importer: str, imported: str) -> str | None:
 
 
 def layering_violations(root: Path) -> list[Violation]:
-    graph = ImportGraph(root)
+    graph = ImportGraph(root, keep_trees=False)
     out = []
     for name in sorted(graph.files):
         mod = graph.module(name)

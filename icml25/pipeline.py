@@ -20,9 +20,10 @@ DVC_TEMPLATE = """\
 {header}\
 # One group per stage, templated over params.yaml's papers (foreach), each stage called the same way:
 #   python -m icml25 stage <slug> <stage>
-# code@<slug> writes data/<slug>/code/<stage>.json: the md5 of every file of the project that stage runs, read
-# from the imports (icml25/codedeps.py). A stage depends on its own module and that fingerprint, so an edit
-# re-runs exactly the stages whose code changed. Each stage writes its own folder's main/; validate writes
+# code@<slug> writes data/<slug>/code/<stage>.json: a hash of every file of the project that stage runs (of a
+# Python file's syntax tree: comments, docstrings and formatting do not count), read from the imports
+# (icml25/codedeps.py). A stage depends on its own module and that fingerprint, so an edit re-runs exactly the
+# stages whose code changed. Each stage writes its own folder's main/; validate writes
 # data/<slug>/validated/validation.json only when the Great Expectations suite passes, and train depends on it.
 # prepare also depends on data/<slug>/input/, where a user's own data files go.
 stages:
