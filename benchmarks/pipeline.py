@@ -17,6 +17,14 @@
   share of the run each worker was busy. About an hour on 2 cores; the per-paper times go to the file's
   ``workers`` key.
 
+- with ``--scratch [--keep DIR]`` (only this part runs; the other rows are kept): the quick profile of every
+  paper from scratch (a scratch copy: no DVC outputs, an empty cache, no Prefect database) by ``icml25 run all``,
+  and where its time went (:func:`breakdown`): per paper and stage the stage's own work (its ``run``: the
+  papers' compute) against the framework's (interpreter start-up and imports, the code fingerprints, DVC's
+  bookkeeping, Prefect, the server start and the plan), from the stage records under .dvc/tmp. ``--before``
+  analyses the records this checkout's last full run left instead (nothing runs). The results go under the
+  file's ``scratch`` key, each run under its label (``--label``, default the commit).
+
 Writes benchmarks/results/pipeline.json.
 """
 
@@ -34,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import ROOT, run_timed, stage_times, stage_times_text, write  # noqa: E402
+from icml25.progress import FOLDER  # noqa: E402
 
 
 def prefect_overhead(work: Path, slug: str) -> None:
@@ -135,6 +144,209 @@ def main(quick: bool = False) -> None:
         rows,
         note="Two cores, one run each unless noted (medians of 5, 3, 2 runs for the first three rows).",
     )
+
+
+def _records(work: Path, skip_commit: str | None = None) -> dict[str, dict[str, dict]]:
+    """The stage records of the last run in ``work``: {slug: {stage: record}} (icml25.runner.record_run); a
+    paper with a record made at ``skip_commit`` (re-run since the full run) is left out."""
+    out: dict[str, dict[str, dict]] = {}
+    for f in sorted((work / ".dvc" / "tmp" / "icml25-timing").glob("*/*.json")):
+        try:
+            out.setdefault(f.parent.name, {})[f.stem] = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+    if skip_commit:
+        out = {k: v for k, v in out.items() if all(r.get("commit") != skip_commit for r in v.values())}
+    return out
+
+
+STAGE_ORDER = ("code", "prepare", "validate", "train", "evaluate", "report")
+
+
+def breakdown(
+    work: Path,
+    total_s: float | None = None,
+    papers_s: dict[str, float] | None = None,
+    skip_commit: str | None = None,
+) -> dict:
+    """Where a full run's time went, from its stage records.
+
+    A stage's ``wall_s`` is its own work (``run``), the papers' compute; everything else is the framework's.
+    Per paper: ``span_s`` is the paper's time in the run (``papers_s``: what the flow measured; without it, the
+    time from the previous paper's last stage to this paper's, from the records' finish times, which have
+    one-second resolution), ``compute_s`` the sum of its stages' walls (code@ excluded: the fingerprints are
+    framework), ``framework_s`` the difference, and ``startup_s`` the part of it spent starting interpreters and
+    importing (recorded since the warm starter; absent before). ``total_s``: the run's wall time (else the
+    papers' spans summed)."""
+    from datetime import datetime
+
+    records = _records(work, skip_commit)
+
+    def finished(rec: dict) -> float:
+        return datetime.fromisoformat(rec["finished"]).timestamp()
+
+    from icml25.params import implemented, load_params
+
+    papers = []
+    previous_end: float | None = None
+    for i, slug in enumerate(implemented(load_params(work))):  # the order a run takes
+        if slug not in records:
+            previous_end = None  # the next paper's start is unknown
+            continue
+        recs = records[slug]
+        compute = sum(recs[s]["wall_s"] for s in STAGE_ORDER[1:] if s in recs)
+        end = max(finished(r) for r in recs.values())
+        if papers_s and slug in papers_s:
+            span = papers_s[slug]
+        elif previous_end is not None and i > 0:
+            span = end - previous_end
+        else:
+            span = None
+        if span is not None and span < compute:
+            span = None  # its records come from different runs (a stage that did not run in this one)
+        previous_end = end
+        startups = [r.get("startup_s") for r in recs.values() if r.get("startup_s") is not None]
+        papers.append(
+            {
+                "paper": slug,
+                "span_s": None if span is None else round(span, 1),
+                "compute_s": round(compute, 1),
+                "framework_s": None if span is None else round(span - compute, 1),
+                "startup_s": round(sum(startups), 1) if startups else None,
+                "stages": {
+                    s: {k: recs[s].get(k) for k in ("wall_s", "cpu_s", "startup_s")}
+                    for s in STAGE_ORDER
+                    if s in recs
+                },
+            }
+        )
+    spans = [p["span_s"] for p in papers if p["span_s"] is not None]
+    compute = sum(p["compute_s"] for p in papers)
+    known = [p for p in papers if p["span_s"] is not None]
+    total = total_s if total_s is not None else sum(spans)
+    share_known = sum(p["framework_s"] for p in known) / sum(p["span_s"] for p in known) if known else None
+    return {
+        "total_s": round(total, 1),
+        "compute_s": round(compute, 1),
+        "framework_s": round(total - compute, 1),
+        "framework_share": round((total - compute) / total, 3) if total else None,
+        "framework_share_within_papers": None if share_known is None else round(share_known, 3),
+        "papers": papers,
+    }
+
+
+def _scratch_rows(label: str, b: dict) -> list[dict]:
+    per = sorted((p for p in b["papers"] if p["span_s"] is not None), key=lambda p: -p["span_s"])
+    return [
+        {
+            "what": f"{SCRATCH_ROWS}{label}: total",
+            "goal": "< 20 min on the faster machine, < 45 min on the slower",
+            "measured": f"{b['total_s'] / 60:.1f} min; the stages' own work {b['compute_s'] / 60:.1f} min, the "
+            f"framework {b['framework_s'] / 60:.1f} min ({b['framework_share']:.0%})",
+        },
+        {
+            "what": f"{SCRATCH_ROWS}{label}: per paper (time in the run / its stages' own work)",
+            "goal": "framework < 10 % of the total",
+            "measured": "; ".join(f"{p['paper']} {p['span_s']:.0f}/{p['compute_s']:.0f} s" for p in per),
+        },
+    ]
+
+
+SCRATCH_ROWS = "from scratch, "
+
+
+def _save_scratch(label: str, b: dict, note: str) -> None:
+    from benchmarks._common import RESULTS
+
+    path = RESULTS / "pipeline.json"
+    old = json.loads(path.read_text()) if path.exists() else {"rows": [], "note": ""}
+    prefix = f"{SCRATCH_ROWS}{label}:"
+    rows = [r for r in old["rows"] if not r["what"].startswith(prefix)] + _scratch_rows(label, b)
+    runs = dict(old.get("scratch", {}))
+    runs[label] = {**b, "note": note}
+    out = write("pipeline", ["what", "goal", "measured"], rows, note=old.get("note", ""))
+    doc = json.loads(out.read_text())
+    for key in ("workers",):
+        if key in old:
+            doc[key] = old[key]
+    doc["scratch"] = runs
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def _commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def scratch_main(label: str, keep: Path | None) -> None:
+    """``--scratch``: the quick profile of every paper from scratch by ``icml25 run all`` (module docstring)."""
+    from benchmarks._common import load_text
+    from icml25.scratch import dvc_env, make_scratch
+
+    load = load_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = make_scratch(ROOT, "quick", dest=keep or Path(tmp) / "scratch")
+        env = {k: v for k, v in dvc_env().items() if not k.startswith("PREFECT_")}
+        print(f"from scratch in {work} ({load})", flush=True)
+        start = time.perf_counter()
+        with open(work.parent / f"{work.name}.log", "w") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "flows.cli", "run", "all"],
+                cwd=work,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                if "] " in line and ("left" in line or "up to date" in line or line.startswith("[")):
+                    print(line.rstrip(), flush=True)
+            code = proc.wait()
+        wall = time.perf_counter() - start
+        if code != 0:
+            raise SystemExit(f"icml25 run all failed ({code}); see {work.parent / (work.name + '.log')}")
+        status = subprocess.run(
+            [sys.executable, "-m", "dvc", "status", "--json"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        last = json.loads((work / FOLDER / "last.json").read_text())
+        b = breakdown(work, wall, {p["slug"]: p["seconds"] for p in last["papers"]})
+        clean = json.loads(status.stdout or "{}") == {}
+    _save_scratch(
+        label,
+        b,
+        f"`icml25 run all` in a scratch copy, {load}; `dvc status` {'clean' if clean else 'NOT clean'} after",
+    )
+    print(json.dumps({k: v for k, v in b.items() if k != "papers"}, indent=1))
+
+
+def before_main(label: str) -> None:
+    """``--before``: the breakdown of the last full run in this checkout, from its stage records; papers re-run
+    at the commit checked out (since that run) are left out, and so is the first paper (no start time)."""
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    b = breakdown(ROOT, skip_commit=head)
+    b["papers"] = [p for p in b["papers"] if p["span_s"] is not None]
+    spans = sum(p["span_s"] for p in b["papers"])
+    compute = sum(p["compute_s"] for p in b["papers"])
+    b.update(
+        total_s=round(spans, 1),
+        compute_s=round(compute, 1),
+        framework_s=round(spans - compute, 1),
+        framework_share=round((spans - compute) / spans, 3),
+    )
+    note = (
+        "from this checkout's stage records of its last full run (finish times, 1 s resolution): "
+        f"{len(b['papers'])} papers with a known span; total = their spans"
+    )
+    _save_scratch(label, b, note)
+    print(json.dumps({k: v for k, v in b.items() if k != "papers"}, indent=1))
 
 
 WORKER_ROWS = "quick profile, every paper, "  # the rows the --workers part owns (their "what" starts so)
@@ -239,8 +451,17 @@ def workers_main(counts: tuple[int, ...] = (1, 2)) -> None:
     out.write_text(json.dumps(doc, indent=2) + "\n")
 
 
+def _option(name: str) -> str | None:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv[:-1] else None
+
+
 if __name__ == "__main__":
-    if "--workers" in sys.argv:
+    if "--scratch" in sys.argv:
+        keep = _option("--keep")
+        scratch_main(_option("--label") or _commit(), Path(keep).resolve() if keep else None)
+    elif "--before" in sys.argv:
+        before_main(_option("--label") or _commit())
+    elif "--workers" in sys.argv:
         workers_main()
     elif len(sys.argv) == 4 and sys.argv[1] == "--overhead":
         os.chdir(ROOT)

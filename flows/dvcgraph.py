@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -95,7 +97,7 @@ def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: 
     """``dvc <args>`` in ``root``, its output line by line to ``emit`` (DVC's git hints left out); raises
     :class:`StageFailed` on a non-zero exit, with the last lines of its output."""
     proc = procs.spawn(
-        ["dvc", *args],
+        [sys.executable, "-m", "icml25", "dvc", *args],
         cwd=root,
         env=dvc_env(),
         stdout=subprocess.PIPE,
@@ -116,6 +118,89 @@ def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: 
         procs.stop(proc)
     if code != 0:
         raise StageFailed(name or f"dvc {' '.join(args)}", code, "\n".join(tail))
+
+
+_MARK = re.compile(r"^(?:Running stage|Stage) '([^']+)'(.*)$")
+
+
+class PaperRun:
+    """One ``dvc repro <target>`` (the target and every stage upstream of it, in DVC's order: each stage runs
+    when DVC finds its code, params or data changed), its output read as it comes: :meth:`items` yields the
+    name of each stage DVC turns to, and :meth:`follow` reads that stage's lines until DVC turns to the next
+    one. One DVC process for a whole paper: its start-up and graph are paid once, not once per stage."""
+
+    def __init__(self, root: Path, target: str, force: bool):
+        args = ["repro", target] + (["--force", "--no-run-cache"] if force else [])
+        self.proc = procs.spawn(
+            [sys.executable, "-m", "icml25", "dvc", *args],
+            cwd=root,
+            env=dvc_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
+        self.root, self.target = root, target
+        self._pending: str | None = None
+        self.tail: list[str] = []
+        self.ran: list[str] = []  # the stages DVC ran, in order
+
+    def __enter__(self) -> PaperRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        procs.stop(self.proc)  # a failed or stopped flow stops dvc and the stage it runs
+
+    def _next(self) -> str | None:
+        if self._pending is not None:
+            line, self._pending = self._pending, None
+            return line
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.rstrip()
+            if line and not line.strip().startswith(_HINTS):
+                self.tail = (self.tail + [line])[-15:]
+                return line
+        return None
+
+    def items(self, emit: Callable[[str], None]) -> Iterator[str]:
+        """The stages DVC turns to, in order; lines outside any stage go to ``emit``. Raises
+        :class:`StageFailed` when DVC fails outside a stage."""
+        while True:
+            line = self._next()
+            if line is None:
+                self.check(self.target)
+                return
+            found = _MARK.match(line)
+            if found:
+                self._pending = line
+                yield found.group(1)
+            else:
+                emit(line)
+
+    def follow(self, name: str, emit: Callable[[str], None]) -> bool:
+        """Read stage ``name``'s lines to ``emit`` until DVC turns to another stage or ends; whether it ran
+        (False: DVC found it unchanged). Raises :class:`StageFailed` when DVC failed in it."""
+        first = self._next()
+        ran = first is not None and not first.endswith("didn't change, skipping")
+        if ran:
+            self.ran.append(name)
+        if first is not None:
+            emit(first)
+        while True:
+            line = self._next()
+            if line is None:
+                self.check(name)
+                return ran
+            if _MARK.match(line):
+                self._pending = line
+                return ran
+            emit(line)
+
+    def check(self, name: str) -> None:
+        code = self.proc.wait()
+        if code != 0:
+            raise StageFailed(name, code, "\n".join(self.tail))
 
 
 def repro(root: Path, name: str, force: bool, emit: Callable[[str], None]) -> None:

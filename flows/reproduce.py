@@ -1,12 +1,14 @@
 """The Prefect flows: ``reproduce_paper`` (one paper) and ``reproduce_all`` (every implemented paper + index).
 
 A paper's flow is built from DVC's own stage graph (:func:`flows.dvcgraph.plan`), one task per DVC stage named
-``<stage>@<slug>``. The flow asks ``dvc status`` once; stale stages and everything downstream of them run
-through ``dvc repro --single-item``; up-to-date stages finish at once as Completed(name="Skipped"). When the
-code changed, ``code@<slug>`` (the per-stage code fingerprints) runs first and the flow asks again, so only the
-stages whose code or data changed run. ``force`` re-runs every stage without the run cache. A stale report runs
-forced: when an upstream stage re-ran and wrote the same bytes, DVC would skip the report as unchanged and its
-``timing.json`` would keep the wall times of an older run (or none).
+``<stage>@<slug>``. The flow asks ``dvc status`` once; up-to-date stages finish at once as
+Completed(name="Skipped"). When any stage is stale, one ``dvc repro report@<slug>`` runs the paper
+(:class:`flows.dvcgraph.PaperRun`: one DVC process per paper, not one per stage), and each stage DVC turns to is
+a task of its own with that stage's output: ``code@<slug>`` (the per-stage code fingerprints) first, then each
+stage whose fingerprint, params or data changed; a stage DVC finds unchanged is Skipped. ``force`` re-runs
+every stage without the run cache. When a stage re-ran and wrote the same bytes, DVC skips the report as
+unchanged, and its ``timing.json`` would keep the wall times of an older run: the report then runs forced.
+Stages run through the warm starter (:mod:`icml25.warm`) and DVC through :mod:`icml25.dvcfast`.
 
 The nightly re-verification (the deployments' schedules) runs with ``force=true, verify=true``: before the run
 it reads each paper's last committed ``claims.json`` (git ``HEAD``), after it compares every claim with it
@@ -24,6 +26,7 @@ checkout (the pull step of :mod:`flows.checkout`), and refuses to run in any oth
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,12 +39,14 @@ from prefect.cache_policies import NO_CACHE
 from prefect.states import Completed, Failed
 
 from flows.checkout import check_checkout
-from flows.dvcgraph import Step, dvc_command, plan, repro
+from flows.dvcgraph import PaperRun, Step, dvc_command, plan, repro
 from icml25.lock import checkout_lock
 from icml25.params import implemented, load_params
 from icml25.paths import PaperPaths
+from icml25.progress import Progress
 from icml25.registry import entry
 from icml25.verify import REGRESSED, PaperVerification, committed_claims, markdown, verify_paper
+from icml25.warm import warm_starter
 
 
 @contextmanager
@@ -61,6 +66,23 @@ def dvc_stage(step: Step, root: str, force: bool):
         log.info("%s is stale: %s", step.name, "; ".join(step.reasons))
     repro(Path(root), step.name, force, log.info)
     return step.name
+
+
+@task(cache_policy=NO_CACHE, task_run_name="{name}", persist_result=False)
+def dvc_follow(name: str, run: PaperRun):
+    """One stage of a paper's ``dvc repro`` (:class:`flows.dvcgraph.PaperRun`): its output; Skipped
+    (Completed, name "Skipped") when DVC found it unchanged. The report (the run's target, its last stage) that
+    DVC found unchanged while another stage re-ran (and wrote the same bytes) runs again, forced: its
+    timing.json must be this run's."""
+    log = get_run_logger()
+    if run.follow(name, log.info):
+        return name
+    if name == run.target and any(not n.startswith("code@") for n in run.ran):
+        log.info("%s is unchanged but %s re-ran: running it again for this run's timings", name, run.ran[-1])
+        repro(run.root, name, True, log.info)  # DVC's run of the paper has ended (follow read it to the end)
+        run.ran.append(name)
+        return name
+    return Completed(name="Skipped", message=f"{name} did not change")
 
 
 def _root(root: str | None) -> Path:
@@ -177,24 +199,21 @@ def reproduce_paper(
         raise ValueError(f"paper {slug!r} is not implemented (no papers.{slug} in params.yaml)")
     ran: list[str] = []
     mine = lambda n: n.endswith(f"@{slug}")  # noqa: E731
-    with _locked(here):
+    with _locked(here), warm_starter(here):
         baselines = _baselines(here, [slug]) if verify else {}
         steps = _first_plan(here, mine, force)
-        code = [s for s in steps if s.name == f"code@{slug}"]
-        for step in code:  # the code fingerprints first: they decide which stages an edit touched
-            dvc_stage.with_options(name=step.name)(step, str(here), force)
-            if step.stale:
-                ran.append(step.name)
-        if not force and any(s.stale for s in code):
-            # ask again: only the stages whose fingerprint (or data) changed are stale now
-            steps = plan(here, mine, force)
         for step in steps:
-            if step.name.startswith("code@"):
-                continue
-            forced = force or (step.stale and step.name == f"report@{slug}")
-            result = dvc_stage.with_options(name=step.name)(step, str(here), forced)
-            if step.stale:
-                ran.append(result)
+            if not step.stale:
+                dvc_stage.with_options(name=step.name)(step, str(here), force)
+        if any(s.stale for s in steps):
+            up_to_date = {s.name for s in steps if not s.stale}  # shown as Skipped already
+            with PaperRun(here, f"report@{slug}", force) as run:
+                for name in run.items(get_run_logger().info):
+                    if name in up_to_date:
+                        run.follow(name, get_run_logger().info)
+                    else:
+                        dvc_follow.with_options(name=name)(name, run)
+            ran += run.ran
         _publish(PaperPaths(here, slug))
         _push(here, push, verify, [s.name for s in steps])
         if verify:
@@ -212,13 +231,20 @@ def reproduce_all(
     them all; the index runs when it was stale or a report ran (its only inputs besides its code).
     ``verify``/``push``: the nightly re-verification of every paper's claims (see the module)."""
     here = _root(root)
-    with _locked(here):
+    log = get_run_logger()
+    with _locked(here), warm_starter(here):
         slugs = implemented(load_params(here))
         baselines = _baselines(here, slugs) if verify else {}
         steps = plan(here, lambda n: True, force)
+        stale = {slug: any(s.stale for s in steps if s.name.endswith(f"@{slug}")) for slug in slugs}
+        progress = Progress(here, slugs, stale)
         token = _PLANNED.set(_Planned(here, force, tuple(steps)))
+        ran = {}
         try:
-            ran = {slug: reproduce_paper(slug, force=force, root=str(here)) for slug in slugs}
+            for slug in slugs:
+                start = time.perf_counter()
+                ran[slug] = reproduce_paper(slug, force=force, root=str(here))
+                log.info(progress.finish(slug, ran[slug], time.perf_counter() - start))
         finally:
             _PLANNED.reset(token)
         reports_ran = any(name.startswith("report@") for names in ran.values() for name in names)
@@ -227,6 +253,7 @@ def reproduce_all(
             dvc_stage.with_options(name=step.name)(step, str(here), force)
             if step.stale:
                 ran["index"] = ["index"]
+        log.info("the run, paper by paper:\n%s", progress.table())
         _push(here, push, verify, [])
         if verify:
             failed = _reverify(here, baselines)

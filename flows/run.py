@@ -18,7 +18,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +31,11 @@ from icml25.claims import describe
 from icml25.errors import UserError
 from icml25.lock import checkout_lock, handed_down
 from icml25.params import implemented
+from icml25.progress import last_table
 from icml25.reporting import claims_summary
 from icml25.runner import check_all
 from icml25.scratch import make_scratch
+from icml25.warm import warm_starter
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,13 @@ def _run_locked(
         check_all(work)
         print(f"profile {profile}: running in {work}", flush=True)
     home = root / ".prefect"
-    with prefect_server(home, wait=False) as url:  # the child imports Prefect while the server starts
+    began = time.time()
+    # the warm starter imports the stages' libraries while the Prefect server starts (icml25.warm); workers
+    # in their own worktrees start their own
+    with (
+        warm_starter(work) if workers is None else contextlib.nullcontext(),
+        prefect_server(home, wait=False) as url,
+    ):  # the child imports Prefect while the server starts
         cmd = [sys.executable, "-m", "flows", target, "--root", str(work), "--wait-for-server"]
         cmd += ["--force"] if force else []
         env = prefect_env(home, url) | handed_down(lock_fd)
@@ -138,6 +148,9 @@ def _run_locked(
     if code != 0:
         print(f"icml25: reproduction of {target} failed (exit {code}); see the log above", file=sys.stderr)
         return code
+    table = last_table(work, began) if target == "all" else None
+    if table:
+        print(table, flush=True)
     for slug in slugs if target == "all" else [target]:
         summary = claims_summary(work, slug)
         if summary:

@@ -6,6 +6,7 @@
                                          or the paper did not run since)
     icml25 stage <slug> <stage>          run one stage (what dvc.yaml calls)
     icml25 code <slug>                   write the per-stage code fingerprints (what code@<slug> calls)
+    icml25 dvc <args>                    DVC with the fast lock file (what the flows run; icml25.dvcfast)
     icml25 index                         write reports/README.md
     icml25 profile apply <name>          write profiles/<name>.yaml merged into params.yaml
     icml25 new <slug>                    scaffold a paper: every file it needs, passing `make test`
@@ -331,6 +332,10 @@ def guarded(fn: Callable[[], int]) -> int:
 
 def main(argv: list[str] | None = None, extend: Extend | None = None, epilog: str | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["dvc"]:  # DVC's own command line, untouched
+        from .dvcfast import main as dvc_main
+
+        return dvc_main(argv[1:])
 
     def go() -> int:
         args = parser(extend, epilog).parse_args(argv)

@@ -23,6 +23,7 @@ same runner for a whole paper in one process (the tests' smoke pipelines).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -30,7 +31,9 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -223,19 +226,85 @@ def _run_stage(root: Path, slug: str, stage: str) -> None:
         out=tmp,
     )
     start = time.perf_counter()
+    cpu = _cpu_seconds()
     try:
-        if stage == "report":
-            from .reporting import write_report
+        with heartbeat(ctx.log, start):
+            if stage == "report":
+                from .reporting import write_report
 
-            write_report(ctx, module)
-        else:
-            module.run(ctx)
+                write_report(ctx, module)
+            else:
+                module.run(ctx)
         _install(tmp, target, whole=stage in STAGE_DIRS)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     wall = time.perf_counter() - start
-    record_run(paths, stage, wall)
+    record_run(paths, stage, wall, cpu=_cpu_seconds() - cpu, startup=_startup_seconds(start))
     ctx.log.info("done in %.1f s", wall)
+
+
+#: A stage that logs nothing for this long gets a "still running" line (the house rule: at least every 30 s).
+HEARTBEAT_S = 30.0
+
+
+@contextlib.contextmanager
+def heartbeat(log: logging.Logger, start: float, every: float | None = None) -> Iterator[None]:
+    """While the block runs, log "still running (N min N s)" whenever ``log`` has been silent for ``every``
+    seconds (:data:`HEARTBEAT_S`), so that a long stage never looks hung; a stage's own progress lines reset
+    the clock."""
+    every = HEARTBEAT_S if every is None else every
+    last = [time.monotonic()]
+
+    class _Seen(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            last[0] = time.monotonic()
+            return True
+
+    seen = _Seen()
+    log.addFilter(seen)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(max(0.05, every - (time.monotonic() - last[0]))):
+            if time.monotonic() - last[0] >= every:
+                elapsed = int(time.perf_counter() - start)
+                log.info("still running (%d min %02d s)", elapsed // 60, elapsed % 60)
+
+    thread = threading.Thread(target=beat, name="icml25-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        log.removeFilter(seen)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (a stage's forked workers), user + system."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _startup_seconds(start: float) -> float | None:
+    """Seconds from the start of the process that asked for this stage (``python -m icml25 stage``; through the
+    warm starter, its client) to the start of the stage's work: interpreter start-up and imports."""
+    began = os.environ.get("ICML25_STARTED")
+    try:
+        began_at = float(began) if began else _process_start()
+    except ValueError:
+        began_at = None
+    if began_at is None:
+        return None
+    return max(0.0, time.time() - (time.perf_counter() - start) - began_at)
+
+
+def _process_start() -> float | None:
+    from .warm import process_start
+
+    return process_start()
 
 
 def checked_out_commit(root: Path) -> str | None:
@@ -257,7 +326,9 @@ def checked_out_commit(root: Path) -> str | None:
     return lines[1]
 
 
-def record_run(paths: PaperPaths, stage: str, wall: float) -> Path:
+def record_run(
+    paths: PaperPaths, stage: str, wall: float, cpu: float | None = None, startup: float | None = None
+) -> Path:
     """``.dvc/tmp/icml25-timing/<slug>/<stage>.json``, written when a stage's outputs are in place: its wall time
     (timing.json's source), when it finished (UTC), the commit checked out and, for the report, the md5 of the
     claims.json it installed. ``icml25 verify`` reads the report's record: the paper ran since its claims.json
@@ -265,6 +336,8 @@ def record_run(paths: PaperPaths, stage: str, wall: float) -> Path:
     doc: dict[str, Any] = {
         "stage": stage,
         "wall_s": round(wall, 3),
+        "cpu_s": None if cpu is None else round(cpu, 3),
+        "startup_s": None if startup is None else round(startup, 3),
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": checked_out_commit(paths.root),
     }
@@ -290,8 +363,10 @@ def write_fingerprints(root: Path, slug: str) -> list[Path]:
     from . import io
     from .codedeps import ImportGraph, UntrackableImport, fingerprint
 
+    start = time.perf_counter()
     graph = ImportGraph(root)
-    folder = PaperPaths(root, slug).code
+    paths = PaperPaths(root, slug)
+    folder = paths.code
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for stage in STAGES:
@@ -302,4 +377,5 @@ def write_fingerprints(root: Path, slug: str) -> list[Path]:
         path = folder / f"{stage}.json"
         io.write_json(path, doc)
         written.append(path)
+    record_run(paths, "code", time.perf_counter() - start, startup=_startup_seconds(start))
     return written

@@ -102,3 +102,26 @@ def test_user_files_are_named_relative_to_the_papers_input_folder(tmp_path):
     for bad in ("/etc/passwd", "../../params.yaml", "a/../../x.csv"):
         with pytest.raises(UserError, match=rf"papers\.{SLUG}\.prepare\.real_csv: .* must be a path inside "):
             ctx.input_path("real_csv", bad)
+
+
+def test_a_silent_stage_says_it_is_still_running_and_a_talkative_one_is_left_alone(caplog):
+    """The house rule: a stage longer than 30 s logs at least every 30 s (here every 0.2 s)."""
+    import logging
+    import time
+
+    from icml25.runner import heartbeat
+
+    log = logging.getLogger("icml25.test.heartbeat")
+    with caplog.at_level(logging.INFO, logger=log.name):
+        with heartbeat(log, time.perf_counter(), every=0.2):
+            time.sleep(0.75)
+        silent = [r.getMessage() for r in caplog.records if "still running" in r.getMessage()]
+        caplog.clear()
+        with heartbeat(log, time.perf_counter(), every=0.2):
+            for i in range(8):
+                log.info("step %d", i)
+                time.sleep(0.09)
+        talkative = [r.getMessage() for r in caplog.records if "still running" in r.getMessage()]
+    assert 2 <= len(silent) <= 4 and silent[0].startswith("still running (0 min 00 s")
+    assert talkative == []
+    assert log.filters == []

@@ -116,7 +116,10 @@ def test_an_edit_to_a_model_module_makes_the_stages_that_import_it_stale(clone):
     fingerprints = {s: (clone / "data" / SLUG / "code" / f"{s}.json").read_text() for s in STAGES}
     importers = {s for s in STAGES if "models/model_independence/stats.py" in fingerprints[s]}
     assert {"report", "evaluate"} <= importers and not {"prepare", "validate"} & importers
-    append(clone / "models" / SLUG / "stats.py", "\n_EDITED = 1  # code, not a comment (comments stale nothing)\n")
+    append(
+        clone / "models" / SLUG / "stats.py",
+        "\n_EDITED = 1  # code, not a comment (comments stale nothing)\n",
+    )
     assert ran_stages(dvc(clone, "repro", f"code@{SLUG}").stdout) == {f"code@{SLUG}"}
     assert stale(clone) == {f"{s}@{SLUG}" for s in importers}
 
