@@ -5,11 +5,13 @@ imports before it computes anything: Lightning alone takes about 7 s on these ma
 4 s, torch 2 s. Over a run's 114 stage processes that was minutes of the quick profile. The flow therefore
 starts one *warm starter* per run (:func:`warm_starter`):
 
-* **server** (``python -m icml25.warm serve <socket>``): imports the third-party libraries the stages use
-  (:data:`PRELOAD`; never the project's own code), then waits on a Unix socket. For each request it forks a
-  child that takes over the client's standard input, output and error (passed over the socket), its working
-  directory, environment and arguments, drops every project module (so the stage's code is read from disk at
-  that moment: what its code fingerprint hashed), and runs ``icml25``'s command line as a fresh process would.
+* **server** (``python -m icml25.warm serve <socket> [<module>,...]``): imports the third-party libraries the stages
+  use (:data:`PRELOAD`; never the project's own code), then waits on a Unix socket. For each request from a
+  client of the same Python environment (``sys.prefix``; any checkout of the project) it forks a child that
+  takes over the client's standard input, output and error (passed over the socket), its working directory,
+  environment and arguments, drops every project module (so the stage's code is read from disk at that
+  moment, from the client's checkout: what its code fingerprint hashed), and runs ``icml25``'s command line as
+  a fresh process would.
   The child leads its own process group and receives SIGTERM if the server dies.
 * **client** (``python -m icml25 stage|code ...`` with ``ICML25_WARM`` set, what DVC starts): sends the request,
   forwards SIGTERM, SIGINT and SIGHUP to the child's group, and exits with the child's status (128 + signal when
@@ -100,14 +102,20 @@ def delegate(argv: list[str]) -> int | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(address)
-        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "started": process_start()}
+        request = {
+            "argv": argv,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "started": process_start(),
+            "prefix": sys.prefix,
+        }
         _send_msg(sock, request, [0, 1, 2])
         (pid,) = _STATUS.unpack(_recv_exact(sock, _STATUS.size))
     except OSError as exc:
         sock.close()
         print(f"icml25: the warm starter at {address} did not answer ({exc}); starting cold", file=sys.stderr)
         return None
-    if pid <= 0:  # refused (another checkout): start cold
+    if pid <= 0:  # refused (another environment's python): start cold
         sock.close()
         return None
     from .procs import die_with_parent
@@ -165,7 +173,7 @@ def preload(names: tuple[str, ...] = PRELOAD) -> list[str]:
     return failed
 
 
-def serve(address: str, root: Path, names: tuple[str, ...] = PRELOAD) -> int:
+def serve(address: str, names: tuple[str, ...] = PRELOAD) -> int:
     """The server loop (module docstring). Stops on SIGTERM/SIGINT/SIGHUP, stopping its children first."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with contextlib.suppress(FileNotFoundError):
@@ -188,7 +196,7 @@ def serve(address: str, root: Path, names: tuple[str, ...] = PRELOAD) -> int:
             for key, _ in sel.select(timeout=1.0):
                 kind = key.data
                 if kind == "accept":
-                    _accept(listener, sel, children, root)
+                    _accept(listener, sel, children)
                 elif kind == "wake":
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 512)
@@ -248,7 +256,7 @@ def _reap(child: _Child, sel: selectors.BaseSelector) -> None:
     os.close(child.pidfd)
 
 
-def _accept(listener: socket.socket, sel: selectors.BaseSelector, children: dict[int, _Child], root: Path):
+def _accept(listener: socket.socket, sel: selectors.BaseSelector, children: dict[int, _Child]) -> None:
     conn, _ = listener.accept()
     try:
         head, fds, _flags, _addr = socket.recv_fds(conn, _HEADER.size, 3)
@@ -258,8 +266,8 @@ def _accept(listener: socket.socket, sel: selectors.BaseSelector, children: dict
         conn.close()
         return
     argv = request.get("argv") or [""]
-    if Path(request["cwd"]).resolve() != root.resolve() or argv[0] not in COMMANDS:
-        conn.sendall(_STATUS.pack(0))  # not ours: the client starts cold
+    if request.get("prefix") != sys.prefix or argv[0] not in COMMANDS:
+        conn.sendall(_STATUS.pack(0))  # another environment's libraries: the client starts cold
         conn.close()
         for fd in fds:
             os.close(fd)
@@ -337,7 +345,7 @@ def _child(request: dict, fds: list[int], close: list[int]) -> None:  # pragma: 
 
 @contextlib.contextmanager
 def warm_starter(root: Path, names: tuple[str, ...] = PRELOAD) -> Iterator[str | None]:
-    """A warm starter for the stages DVC runs in ``root`` while the block runs, with ``names`` imported:
+    """A warm starter (started in ``root``) for the stages DVC runs while the block runs, ``names`` imported:
     ``ICML25_WARM`` names it in this process's environment (which DVC and its stages inherit). Yields its
     address; None when disabled (``ICML25_COLD=1``) or when one is already running for this process (the outer
     one serves)."""
@@ -348,7 +356,7 @@ def warm_starter(root: Path, names: tuple[str, ...] = PRELOAD) -> Iterator[str |
 
     folder = tempfile.mkdtemp(prefix="icml25-warm-")
     address = os.path.join(folder, "sock")
-    cmd = [sys.executable, "-m", "icml25.warm", "serve", address, str(root), ",".join(names)]
+    cmd = [sys.executable, "-m", "icml25.warm", "serve", address, ",".join(names)]
     proc = procs.spawn(cmd, cwd=root)
     deadline = time.monotonic() + 30.0
     while not os.path.exists(address) and proc.poll() is None and time.monotonic() < deadline:
@@ -366,7 +374,7 @@ def warm_starter(root: Path, names: tuple[str, ...] = PRELOAD) -> Iterator[str |
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5) or sys.argv[1] != "serve":
-        sys.exit("usage: python -m icml25.warm serve <socket> <root> [<module>,<module>...]")
-    names = tuple(n for n in sys.argv[4].split(",") if n) if len(sys.argv) == 5 else PRELOAD
-    sys.exit(serve(sys.argv[2], Path(sys.argv[3]), names))
+    if len(sys.argv) not in (3, 4) or sys.argv[1] != "serve":
+        sys.exit("usage: python -m icml25.warm serve <socket> [<module>,<module>...]")
+    names = tuple(n for n in sys.argv[3].split(",") if n) if len(sys.argv) == 4 else PRELOAD
+    sys.exit(serve(sys.argv[2], names))
