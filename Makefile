@@ -25,9 +25,10 @@ $(STAMP): pyproject.toml
 repro: $(STAMP)
 	$(BIN)/icml25 run all
 
-## The default test suite (the slow marker is skipped).
+## The default test suite (the slow marker is skipped), on two workers: each paper's tests, and the integration
+## tests, stay together on one worker (tests/conftest.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest --durations=15
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 ## Every paper at smoke scale in a scratch copy (runs/smoke/).
 smoke: $(STAMP)

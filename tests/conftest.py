@@ -31,6 +31,21 @@ DVC_PAPER = "model_independence"
 COLLECTION_IMPORTED: dict[str, bool] = {}
 
 
+def pytest_collection_modifyitems(config, items):
+    """The groups `make test` hands to its workers (pytest-xdist, ``--dist loadgroup``): each paper's tests
+    together (they share its smoke pipeline, run once per worker), the integration tests together (they share
+    the reproduced repository and the Prefect server), the rest file by file."""
+    for item in items:
+        parts = Path(str(item.fspath)).resolve().relative_to(ROOT / "tests").parts
+        if parts[0] == "papers" and len(parts) > 2:
+            group = f"papers/{parts[1]}"
+        elif parts[0] == "integration":
+            group = "integration"
+        else:
+            group = "/".join(parts)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_collection_finish(session):
     """Record whether collecting the tests imported torch or Lightning (tests/core/test_layout.py checks)."""
     for name in ("torch", "lightning"):
