@@ -1,8 +1,9 @@
-"""What the flows need from DVC: the stage graph, which stages are stale, and running one stage.
+"""What the flows need from DVC: the stage graph, which stages are stale, and running a paper or one stage.
 
 DVC's Python API resolves paths from the current directory, so every call chdirs into the checkout (one DVC
-call at a time per process, guarded by a lock). Stages run as ``dvc repro --single-item <stage>`` subprocesses
-with this interpreter's bin first on PATH, so each task's log is that stage's own output; each runs in its own
+call at a time per process, guarded by a lock). A paper runs as one ``icml25 dvc repro report@<slug>``
+subprocess (:class:`PaperRun`; one stage: :func:`repro`, ``--single-item``) with this interpreter's bin first
+on PATH, its output split by stage so that each task's log is that stage's own output; it runs in its own
 process group under :func:`icml25.procs.spawn`'s guard, stopped with the flow however the flow ends.
 """
 
@@ -93,10 +94,10 @@ class StageFailed(RuntimeError):
         self.name, self.code, self.tail = name, code, tail
 
 
-def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: str | None = None) -> None:
-    """``dvc <args>`` in ``root``, its output line by line to ``emit`` (DVC's git hints left out); raises
-    :class:`StageFailed` on a non-zero exit, with the last lines of its output."""
-    proc = procs.spawn(
+def _spawn_dvc(root: Path, args: list[str]) -> subprocess.Popen:
+    """``icml25 dvc <args>`` in ``root`` (DVC with the fast lock file, through the warm starter when there is
+    one), under :func:`icml25.procs.spawn`'s guard, its output and errors on one pipe."""
+    return procs.spawn(
         [sys.executable, "-m", "icml25", "dvc", *args],
         cwd=root,
         env=dvc_env(),
@@ -105,14 +106,26 @@ def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: 
         text=True,
         bufsize=1,
     )
-    tail: list[str] = []
+
+
+def _lines(proc: subprocess.Popen) -> Iterator[str]:
+    """The process's output lines, DVC's git hints and blank lines left out."""
     assert proc.stdout is not None
+    for raw in proc.stdout:
+        line = raw.rstrip()
+        if line and not line.strip().startswith(_HINTS):
+            yield line
+
+
+def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: str | None = None) -> None:
+    """``dvc <args>`` in ``root``, its output line by line to ``emit`` (DVC's git hints left out); raises
+    :class:`StageFailed` on a non-zero exit, with the last lines of its output."""
+    proc = _spawn_dvc(root, args)
+    tail: list[str] = []
     try:
-        for line in proc.stdout:
-            line = line.rstrip()
-            if line and not line.strip().startswith(_HINTS):
-                emit(line)
-                tail = (tail + [line])[-15:]
+        for line in _lines(proc):
+            emit(line)
+            tail = (tail + [line])[-15:]
         code = proc.wait()
     finally:  # this flow stopped (a signal, a cancelled run): so does dvc and the stage it runs
         procs.stop(proc)
@@ -130,16 +143,8 @@ class PaperRun:
     one. One DVC process for a whole paper: its start-up and graph are paid once, not once per stage."""
 
     def __init__(self, root: Path, target: str, force: bool):
-        args = ["repro", target] + (["--force", "--no-run-cache"] if force else [])
-        self.proc = procs.spawn(
-            [sys.executable, "-m", "icml25", "dvc", *args],
-            cwd=root,
-            env=dvc_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-        )
+        self.proc = _spawn_dvc(root, ["repro", target] + (["--force", "--no-run-cache"] if force else []))
+        self._lines = _lines(self.proc)
         self.root, self.target = root, target
         self._pending: str | None = None
         self.tail: list[str] = []
@@ -155,13 +160,10 @@ class PaperRun:
         if self._pending is not None:
             line, self._pending = self._pending, None
             return line
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            line = raw.rstrip()
-            if line and not line.strip().startswith(_HINTS):
-                self.tail = (self.tail + [line])[-15:]
-                return line
-        return None
+        line = next(self._lines, None)
+        if line is not None:
+            self.tail = (self.tail + [line])[-15:]
+        return line
 
     def items(self, emit: Callable[[str], None]) -> Iterator[str]:
         """The stages DVC turns to, in order; lines outside any stage go to ``emit``. Raises
