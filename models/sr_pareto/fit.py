@@ -29,22 +29,29 @@ OPTIMIZERS = ("BFGS", "CG", "L-BFGS-B", "Nelder-Mead", "Powell", "SLSQP", "TNC",
 NONLINEAR = 99
 
 
-def degree(e: Expr) -> int:
-    """Polynomial degree in the constants (NONLINEAR when not polynomial, e.g. a constant under Pow)."""
+def degree(e: Expr, memo: dict | None = None) -> int:
+    """Polynomial degree in the constants (NONLINEAR when not polynomial, e.g. a constant under Pow); ``memo`` (a
+    dict kept across calls) holds the subtrees already seen."""
+    if memo is not None and (got := memo.get(e)) is not None:
+        return got
     if e == C:
         return 1
     if len(e) < 3:
         return 0
-    op, a, b = e[0], degree(e[1]), degree(e[2])
+    op, a, b = e[0], degree(e[1], memo), degree(e[2], memo)
     if NONLINEAR in (a, b):
-        return NONLINEAR
-    if op in ("Add", "Sub"):
-        return max(a, b)
-    if op == "Mul":
-        return a + b
-    if op == "Div":
-        return a if b == 0 else NONLINEAR
-    return 0 if a == b == 0 else NONLINEAR  # Pow
+        d = NONLINEAR
+    elif op in ("Add", "Sub"):
+        d = max(a, b)
+    elif op == "Mul":
+        d = a + b
+    elif op == "Div":
+        d = a if b == 0 else NONLINEAR
+    else:
+        d = 0 if a == b == 0 else NONLINEAR  # Pow
+    if memo is not None:
+        memo[e] = d
+    return d
 
 
 def source(e: Expr) -> str:
