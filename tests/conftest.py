@@ -57,20 +57,6 @@ def root() -> Path:
     return ROOT
 
 
-@pytest.fixture(scope="session", autouse=True)
-def warm_starter():
-    """One warm starter for the session (icml25/warm.py), as `icml25 run` has one per run: every stage and DVC
-    command a test starts through `python -m icml25` is forked from it, instead of importing torch, Lightning
-    and Great Expectations again (tests/core/test_warm.py covers the starter itself and the cold path)."""
-    from icml25.warm import warm_starter as start
-
-    if os.environ.get("ICML25_COLD") == "1":
-        yield None
-        return
-    with start(ROOT) as address:
-        yield address
-
-
 class SmokeWorkspace:
     """A scratch copy of the project under the smoke profile; :meth:`run` runs one paper's five stages in this
     process (the runner DVC calls, the same outputs), once per session."""
