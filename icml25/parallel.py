@@ -62,3 +62,39 @@ def imap(
                 f"a worker process died abruptly (killed, or crashed in native code) after {done} of "
                 f"{len(jobs)} tasks had finished; re-run the stage (workers: 1 runs the tasks in this process)"
             ) from None
+
+
+def run_groups(
+    fn: Callable[[Any], Any],
+    groups: Sequence[tuple[str, Sequence[Any]]],
+    workers: int,
+    log: Any,
+    done: str = "done",
+    preload: Sequence[str] = (),
+    every: float = 20.0,
+) -> list[list[Any]]:
+    """Every task of every group (``(label, tasks)`` pairs: e.g. the chunks of one output file) through
+    :func:`imap`, and the results back per group, each in its tasks' order. Logs "<label> <done> (N s so far)"
+    when a group's last task finishes, and "k of N tasks done" when no group finished for ``every`` seconds.
+    One worker runs the tasks in this process without :func:`imap` (which imports torch to pin its threads)."""
+    import time
+
+    tasks = [t for _, ts in groups for t in ts]
+    owner = [g for g, (_, ts) in enumerate(groups) for _ in ts]
+    left = [len(ts) for _, ts in groups]
+    n = min(max(1, int(workers)), len(tasks)) if tasks else 1
+    log.info("%d tasks (%d groups) on %d worker(s)", len(tasks), len(groups), n)
+    results: list[Any] = [None] * len(tasks)
+    stream = ((i, fn(t)) for i, t in enumerate(tasks)) if n <= 1 else imap(fn, tasks, n, preload=preload)
+    start = last = time.perf_counter()
+    for i, res in stream:
+        results[i] = res
+        left[owner[i]] -= 1
+        now = time.perf_counter()
+        if not left[owner[i]]:
+            log.info("%s %s (%.0f s so far)", groups[owner[i]][0], done, now - start)
+            last = now
+        elif now - last > every:  # a long group: say how far it got
+            log.info("%d of %d tasks done (%.0f s so far)", len(tasks) - sum(left), len(tasks), now - start)
+            last = now
+    return [[r for r, o in zip(results, owner, strict=True) if o == g] for g in range(len(groups))]

@@ -16,6 +16,8 @@ surplus left out) -> train (the out-of-fold models: fold residuals and fold pred
 split-conformal and leave-one-out fits) -> evaluate (exact sets of every method, the official grid construction
 beside them, split / CV+ / jackknife+ / exact full conformal, MAPIE's CV+; coverage, widths, nesting, the alpha'
 identity; the summaries the report shows) -> report (claims in report.py, prose in report.md).
+Train and evaluate run chunks of replicates / splits on ``workers`` forked processes, one BLAS thread each; their
+files do not depend on the number of workers.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Train:
     lasso_alpha: float = field(default=0.1, metadata={"gt": 0.0})
     rf_trees: int = field(default=25, metadata={"ge": 1})
     jackknife: bool = True
+    workers: int = field(default=2, metadata={"ge": 1})  # forked processes for the independent fits
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Evaluate:
     full_conformal: bool = True
     mapie: bool = True
     mapie_p: tuple[int, ...] = field(default=(20,), metadata={"ge": 1})
+    workers: int = field(default=2, metadata={"ge": 1})  # forked processes for the independent replicates
 
 
 PAPER = Paper(
