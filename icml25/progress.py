@@ -6,7 +6,7 @@ The estimate of a paper that will run is the wall time of its last run on this m
 papers.json``, written after every paper), else the sum of its stages' wall times in the committed
 ``reports/<slug>/timing.json`` (what a fresh clone has); a paper whose stages are all up to date counts zero.
 Once papers have run, the estimates of the rest are scaled by how the finished ones compared with theirs (a
-slower machine, or a busy one). The last run's summary (``last.json`` beside it) is what ``icml25 run`` prints
+slower machine, or a busy one), with a prior that keeps one paper from rescaling the rest (:meth:`Progress.left`). The last run's summary (``last.json`` beside it) is what ``icml25 run`` prints
 as its final table.
 """
 
@@ -23,6 +23,8 @@ from .paths import PaperPaths
 from .reporting import claims_summary
 
 FOLDER = Path(".dvc") / "tmp" / "icml25-progress"
+#: The estimate's prior: the recorded times hold, as if this many seconds of papers had run as recorded.
+PRIOR_S = 300.0
 
 
 def duration(seconds: float) -> str:
@@ -93,12 +95,14 @@ class Progress:
         return self._expected[slug] if self.stale.get(slug, True) else 0.0
 
     def left(self) -> float:
-        """Seconds left: the expected times of the papers not done, scaled by done / expected so far."""
+        """Seconds left: the expected times of the papers not done, scaled by how the papers that ran compared
+        with theirs, (done + PRIOR_S) / (expected + PRIOR_S): the prior keeps one paper whose code changed (a
+        paper made faster, say) from rescaling all the others, and fades as papers finish."""
         finished = {d.slug for d in self.done}
         ran = [d for d in self.done if d.ran and self.expected(d.slug) > 0]
-        scale = 1.0
-        if ran:
-            scale = sum(d.seconds for d in ran) / sum(self.expected(d.slug) for d in ran)
+        actual = sum(d.seconds for d in ran)
+        expected = sum(self.expected(d.slug) for d in ran)
+        scale = (actual + PRIOR_S) / (expected + PRIOR_S)
         return scale * sum(self.expected(s) for s in self.slugs if s not in finished)
 
     def finish(self, slug: str, ran: list[str], seconds: float) -> str:
