@@ -103,18 +103,38 @@ def _spawn_dvc(root: Path, args: list[str]) -> subprocess.Popen:
         env=dvc_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
+        bufsize=0,
     )
 
 
-def _lines(proc: subprocess.Popen) -> Iterator[str]:
-    """The process's output lines, DVC's git hints and blank lines left out."""
+def _lines(proc: subprocess.Popen, poll: float = 0.5) -> Iterator[str]:
+    """The process's output lines, DVC's git hints and blank lines left out, until the process has ended and
+    its pipe has nothing more to read: a process it left behind that still holds the pipe (a stage's pool
+    worker) cannot keep the flow waiting."""
+    import select
+
     assert proc.stdout is not None
-    for raw in proc.stdout:
-        line = raw.rstrip()
-        if line and not line.strip().startswith(_HINTS):
-            yield line
+    fd = proc.stdout.fileno()
+    pending = b""
+
+    def split(data: bytes) -> Iterator[str]:
+        for raw in data.decode(errors="replace").splitlines():
+            line = raw.rstrip()
+            if line and not line.strip().startswith(_HINTS):
+                yield line
+
+    while True:
+        ready, _, _ = select.select([fd], [], [], poll)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            done, _, pending = pending.rpartition(b"\n")
+            yield from split(done)
+        elif proc.poll() is not None:
+            break
+    yield from split(pending)
 
 
 def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: str | None = None) -> None:

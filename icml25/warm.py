@@ -330,14 +330,28 @@ def _child(request: dict, fds: list[int], close: list[int]) -> None:  # pragma: 
         traceback.print_exc()
         code = 1
     finally:
-        with contextlib.suppress(Exception):
-            import logging
+        _exit_as_an_interpreter_does(code)
 
-            logging.shutdown()
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+
+def _exit_as_an_interpreter_does(code: int) -> None:  # pragma: no cover - a forked child
+    """End the child as a finished interpreter ends, then ``os._exit`` (never the server's stack): join the
+    non-daemon threads and run the thread-exit hooks (``threading._shutdown``: concurrent.futures and joblib's
+    loky stop their worker processes there, which otherwise outlive the stage holding its output pipe), then
+    the ``atexit`` functions, logging's flush, the streams'."""
+    import atexit
+    import threading
+
+    for step in (threading._shutdown, atexit._run_exitfuncs):  # type: ignore[attr-defined]
+        with contextlib.suppress(BaseException):
+            step()
+    with contextlib.suppress(Exception):
+        import logging
+
+        logging.shutdown()
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
 
 
 # --------------------------------------------------------------------------------------------------- the run
