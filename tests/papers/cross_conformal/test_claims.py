@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
 from models.cross_conformal import core
 from models.cross_conformal import experiment as ex
@@ -40,8 +39,7 @@ def prepared() -> dict[int, dict[str, np.ndarray]]:
 @pytest.fixture(scope="module")
 def fits(prepared) -> dict[int, dict[str, np.ndarray]]:
     """The fits of every p (experiment.train_simulation, as the train stage; no jackknife+)."""
-    with threadpool_limits(1):  # hundreds of tiny SVDs: BLAS threads only contend
-        return {p: ex.train_simulation(d, N, jackknife=False) for p, d in prepared.items()}
+    return {p: ex.train_simulation(d, N, jackknife=False) for p, d in prepared.items()}
 
 
 def evaluated(prepared, fits, folder: Path) -> Path:
@@ -102,8 +100,7 @@ def test_in_sample_residuals_fail_the_coverage_claims(root, tmp_path, monkeypatc
         return np.stack(res), mu
 
     monkeypatch.setattr(ex, "fit_cross", shifted)
-    with threadpool_limits(1):  # p = 20 keeps the real fits
-        broken = {**fits, 60: ex.train_simulation(prepared[60], N, jackknife=False)}
+    broken = {**fits, 60: ex.train_simulation(prepared[60], N, jackknife=False)}  # p = 20 keeps the real fits
     folder = evaluated(prepared, broken, tmp_path / "evaluated")
     got = verdicts(root, folder, ("mod_coverage", "variants_coverage"))
     assert passed(got) == {"mod_coverage": 0, "variants_coverage": 0}, got

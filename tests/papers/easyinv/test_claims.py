@@ -28,7 +28,6 @@ def run():
     from models.easyinv.data import digits
     from models.easyinv.net import train_eps
 
-    torch.set_num_threads(1)
     train, test = digits(np.random.default_rng(0), 200, 16)
     model, history = train_eps(torch.tensor(train), 100, seed=0, hidden=64, batch=64)
     assert np.mean(history[-10:]) < np.mean(history[:10])
@@ -37,11 +36,9 @@ def run():
 
 def evaluated(run, dest: Path, eta: float = 0.5, **stub) -> Path:
     """summary.json as the evaluate stage writes it, for EasyInv at ``eta`` with the stub switches ``stub``."""
-    import torch
 
     from models.easyinv.experiment import Method, checks, run_method
 
-    torch.set_num_threads(1)
     model, x = run
     inv = checks(model, x, STEPS, eta, WINDOW, **stub)
     gap = {}

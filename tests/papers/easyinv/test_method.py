@@ -81,7 +81,6 @@ def test_next_step_matches_diffusers_ddim_inverse_scheduler_step_by_step():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     _, inverse = _diffusers_schedulers(50)
     ac = ddim.alphas_cumprod()
     assert torch.equal(inverse.alphas_cumprod, ac)  # the same scaled-linear schedule, float32
@@ -113,7 +112,6 @@ def test_reconstruct_matches_diffusers_ddim_scheduler():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     sched, _ = _diffusers_schedulers(50)
     ac = ddim.alphas_cumprod()
     assert sched.timesteps.tolist() == ddim.timesteps(50)[::-1]
@@ -139,7 +137,6 @@ def test_exact_gaussian_eps_round_trip_error_falls_with_n():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     mu, s = 0.3, 0.5
     eps = _gaussian_eps(ac, mu, s)
@@ -214,7 +211,6 @@ def test_eta_one_and_an_empty_window_are_ddim_inversion_bit_for_bit():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     x = _images()
     hand = _ddim_by_hand(_eps_nonlinear, x, ac, 50)
@@ -234,7 +230,6 @@ def test_stub_mix_regardless_mixes_at_eta_one():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     x = _images()
     base = ddim.invert(_eps_nonlinear, x, ac, 50, eta=1.0)
@@ -255,7 +250,6 @@ def test_stub_eps_on_mixed_predicts_on_the_mixed_latent():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     x = _images()
     ts = ddim.timesteps(50)
@@ -274,7 +268,6 @@ def test_stub_repredict_costs_the_window_steps_in_extra_calls():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     x = _images()
     easy = ddim.invert(_eps_nonlinear, x, ac, 50, eta=0.5)
@@ -297,7 +290,6 @@ def test_notebook_order_mixes_the_input_and_predicts_eps_on_the_raw_latent():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     x, eta, ts = _images(), 0.5, ddim.timesteps(50)
     inv = ddim.invert(_eps_nonlinear, x, ac, 50, eta=eta, window=(0.05, 0.2))
@@ -329,7 +321,6 @@ def test_after_step_order_mixes_the_output_instead():
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     x, eta, ts = _images(), 0.5, ddim.timesteps(50)
     notebook = ddim.invert(_eps_nonlinear, x, ac, 50, eta=eta)
@@ -354,7 +345,6 @@ def test_fixed_point_costs_one_plus_iters_per_step_and_is_at_least_as_accurate()
 
     from models.easyinv import ddim
 
-    torch.set_num_threads(1)
     ac = ddim.alphas_cumprod()
     mu, s = 0.3, 0.5
     eps = _gaussian_eps(ac, mu, s)
@@ -376,7 +366,6 @@ def test_bf16_latents_are_representable_in_bfloat16_after_every_step():
     from models.easyinv import ddim
     from models.easyinv.net import EpsMLP
 
-    torch.set_num_threads(1)
     torch.manual_seed(0)
     model = EpsMLP(hidden=32).eval()
     ac = ddim.alphas_cumprod()
@@ -437,7 +426,6 @@ def test_api_invert_with_a_diffusers_unet():
 
     from models.easyinv import api, ddim
 
-    torch.set_num_threads(1)
     torch.manual_seed(0)
     unet = UNet2DModel(
         sample_size=8,
@@ -516,7 +504,6 @@ def test_eps_mlp_trains_deterministically_and_round_trips_through_safetensors(tm
     from models.easyinv import experiment
     from models.easyinv.net import EpsMLP, train_eps
 
-    torch.set_num_threads(1)
     x = torch.rand(64, 1, 8, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
     model, history = train_eps(x, 30, seed=0, hidden=64, lr=1e-2, batch=64)
     assert isinstance(model, EpsMLP) and len(history) == 30 and all(map(math.isfinite, history))

@@ -23,7 +23,6 @@ def model_file(tmp_path_factory):
     from models.easyinv.experiment import save_model
     from models.easyinv.net import train_eps
 
-    torch.set_num_threads(1)
     x = torch.rand(32, 1, 8, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
     model, _ = train_eps(x, 10, seed=0, hidden=32, batch=32)
     path = tmp_path_factory.mktemp("easyinv-model") / "eps.safetensors"
@@ -53,7 +52,6 @@ def test_invert_happy_path_writes_z_T_and_the_reconstruction(files, model_file, 
     from models.easyinv.data import read_image
     from models.easyinv.experiment import load_model, psnr
 
-    torch.set_num_threads(1)
     assert cli_main(_argv(files, model_file, "--steps", "20")) == 0
     printed = capsys.readouterr().out.strip().splitlines()
     assert re.fullmatch(r"PSNR -?\d+\.\d{3} dB", printed[-1]), printed
@@ -81,7 +79,6 @@ def test_invert_eta_one_is_ddim_inversion(files, model_file, capsys):
     from models.easyinv import ddim
     from models.easyinv.experiment import load_model
 
-    torch.set_num_threads(1)
     assert cli_main(_argv(files, model_file, "--eta", "1", "--steps", "10", out="ddim.npz")) == 0
     assert cli_main(_argv(files, model_file, "--steps", "10", out="easy.npz")) == 0
     out = capsys.readouterr().out

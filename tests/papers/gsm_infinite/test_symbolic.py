@@ -159,7 +159,8 @@ class _Chat(BaseHTTPRequestHandler):
 @pytest.fixture()
 def chat_server():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: 0.5 s by default, on each of four tests
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     _Chat.calls = 0
     _Chat.auth = []

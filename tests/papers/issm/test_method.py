@@ -219,7 +219,6 @@ def _hand_log_dynamics(x: np.ndarray, u: np.ndarray, dt: float, interventional: 
 def test_log_dynamics_matches_a_hand_computation_for_issm_and_ssm():
     import torch
 
-    torch.set_num_threads(1)
     x = np.array([[0.05, -0.08], [1.0, 0.02], [0.93, 0.12]])
     u = np.zeros((3, 2))
     u[1, 0] = 1.0  # latent 0 clamped in bin 2
@@ -275,7 +274,6 @@ def test_posterior_mean_is_clamped_to_u_for_issm_only():
 
     from models.issm.model import ISSM, Config
 
-    torch.set_num_threads(1)
     torch.manual_seed(0)
     y, u = _y_u()
     yt, ut = _torch(y, u)
@@ -298,7 +296,6 @@ def test_trainable_B_clamps_where_B_u_is_nonzero_with_the_model_B():
 
     from models.issm.model import ISSM, Config
 
-    torch.set_num_threads(1)
     torch.manual_seed(0)
     B = np.array([[1.0, 0.0, 0.5], [0.0, 2.0, 0.0]])
     rng = np.random.default_rng(1)
@@ -345,7 +342,6 @@ def test_trainable_B_clamps_where_B_u_is_nonzero_with_the_model_B():
 def test_rollout_matches_a_hand_loop(interventional):
     import torch
 
-    torch.set_num_threads(1)
     dt = 0.1
     model = _hand_model(interventional, dt)
     u = np.zeros((5, 2))
@@ -384,7 +380,6 @@ def test_dynamics_term_prefers_the_true_A(linear_data):
 
     from models.issm.model import ISSM, Config
 
-    torch.set_num_threads(1)
     torch.manual_seed(0)
     x, u = _torch(linear_data["x"], linear_data["u"])
     model = ISSM(Config(latents=2, inputs=2, neurons=10, dt=simulate.DT))
@@ -408,7 +403,6 @@ def test_elbo_prefers_the_true_A_after_a_short_fit(linear_data):
     from models.issm.lit import fit_model
     from models.issm.model import Config
 
-    torch.set_num_threads(1)
     d = linear_data
     cfg = Config(latents=2, inputs=2, neurons=10, dt=simulate.DT)
     fitted, _ = fit_model(d["y"], d["u"], cfg, 30, 0)
@@ -432,7 +426,6 @@ def test_loss_is_the_negative_elbo_or_drops_log_q_with_gamma():
 
     from models.issm.model import ISSM, Config
 
-    torch.set_num_threads(1)
     y, u = _y_u(K=3, T=8)
     yt, ut = _torch(y, u)
     for gamma in (0.0, 1.0, 0.5):
@@ -461,7 +454,6 @@ def test_loss_with_trainable_B_subtracts_the_laplace_prior():
 
     from models.issm.model import ISSM, Config
 
-    torch.set_num_threads(1)
     y, u = _y_u()
     yt, ut = _torch(y, u)
     B = torch.tensor([[1.0, -0.2], [0.3, 1.0]])
@@ -483,7 +475,6 @@ def test_shared_noise_is_the_same_in_every_trial():
 
     from models.issm.model import ISSM, Config
 
-    torch.set_num_threads(1)
     y, u = (a[:1] for a in _y_u())
     y2, u2 = np.concatenate([y, y]), np.concatenate([u, u])  # two identical trials
     (y1t, u1t, y2t, u2t) = _torch(y, u, y2, u2)
@@ -578,7 +569,6 @@ def test_fit_is_seeded():
     from models.issm.lit import fit_model
     from models.issm.model import Config
 
-    torch.set_num_threads(1)
     y, u = _tiny()
     cfg = Config(latents=2, inputs=2, neurons=4)
     a, ha = fit_model(y, u, cfg, 6, 0)
@@ -597,7 +587,6 @@ def test_save_and_load_roundtrip(tmp_path):
     from models.issm.lit import fit_model
     from models.issm.model import Config
 
-    torch.set_num_threads(1)
     y, u = _tiny()
     model, history = fit_model(
         y, u, Config(latents=2, inputs=2, neurons=4, interventional=False, gamma=0.0), 5, 3

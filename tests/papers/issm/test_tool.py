@@ -40,11 +40,8 @@ def files(tmp_path):
 
 @pytest.fixture(scope="module")
 def fitted():
-    import torch
-
     from models.issm import fit_issm
 
-    torch.set_num_threads(1)
     y, u = _recordings()
     return fit_issm(y, u, latent_dim=2, iters=5, seed=0)
 
@@ -71,11 +68,8 @@ def test_fit_issm_returns_a_fitted_model_that_predicts(fitted):
 
 
 def test_fit_issm_ssm_does_not_clamp():
-    import torch
-
     from models.issm import fit_issm
 
-    torch.set_num_threads(1)
     y, u = _recordings()
     fit = fit_issm(y, u, latent_dim=2, interventional=False, iters=2, seed=0)
     assert not fit.config.interventional
@@ -260,11 +254,8 @@ def test_predict_bad_input_is_one_line_exit_2_and_nothing_written(
 
 
 def test_fit_then_predict_happy_path(files, capsys):
-    import torch
-
     from models.issm import FittedISSM, fit_issm
 
-    torch.set_num_threads(1)
     model = files / "m.safetensors"
     argv = [SLUG, "fit", str(files / "data.npz"), "--latents", "2", "--iters", "5", "-o", str(model)]
     assert cli_main(argv) == 0

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from models.common.threads import one_thread
 from models.model_independence import experiment as ex
 from tests.helpers import claim_verdict, lazy
 
@@ -59,8 +58,7 @@ def models() -> tuple[dict[str, Any], dict[str, Any]]:
     ft = {k: v + 0.05 * v.abs().max() * torch.randn(v.shape, generator=gen) for k, v in base.items()}
     weights = {"base": base, "ft": ft, "ft_perm": perms.output_preserving_transform(ft, L, seed=2)}
     weights |= {f"indep_{k:02d}": init(1000 + k) for k in range(2 * N_PAIRS)}
-    with one_thread():
-        return weights, ex.activations(weights, api.digits_inputs(100), L)
+    return weights, ex.activations(weights, api.digits_inputs(100), L)
 
 
 def evaluated(models, folder: Path) -> Path:
@@ -68,8 +66,7 @@ def evaluated(models, folder: Path) -> Path:
     ``models.model_independence.stats`` as they are when called (a test patches the ones it breaks)."""
     weights, acts = models
     folder.mkdir(parents=True, exist_ok=True)
-    with one_thread():
-        rows = ex.pair_tests(weights, acts, L, permutations=T, seed=0)
+    rows = ex.pair_tests(weights, acts, L, permutations=T, seed=0)
     accuracy = dict.fromkeys(weights, 0.9)
     ex.write_evaluated(folder, rows, [], accuracy, T)
     return folder

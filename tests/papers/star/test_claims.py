@@ -29,13 +29,10 @@ INVARIANTS = ("forward_exact", "peer_agreement")
 def fits():
     """Held-out standardised chunks and three stage-1 models from one seed: RaRSQ, STE, RaRSQ with a frozen
     codebook."""
-    import torch
-
     from models.star.policy import Standardiser
     from models.star.skills import SkillConfig, fit_skills
     from models.star.world import demos, make_tasks, windows
 
-    torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     tasks = make_tasks(rng, 12)
     train = demos(tasks, 40, rng, 8, 0.01, 0.2)

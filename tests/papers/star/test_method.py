@@ -360,11 +360,8 @@ def chunks():
 
 
 def test_both_estimators_learn_from_one_seed(chunks):
-    import torch
-
     from models.star.skills import SkillConfig, fit_skills, usage
 
-    torch.set_num_threads(1)
     runs = {}
     for est in ("rotation", "ste"):
         model, history = fit_skills(chunks, SkillConfig(estimator=est), 150, seed=0, batch=128)
@@ -384,7 +381,6 @@ def test_frozen_codebook_stays_at_its_initialisation(chunks):
 
     from models.star.skills import SkillAE, SkillConfig, fit_skills
 
-    torch.set_num_threads(1)
     for learn in (False, True):
         cfg = SkillConfig(learn_codebook=learn)
         model, _ = fit_skills(chunks, cfg, 10, seed=0, batch=64)

@@ -55,9 +55,6 @@ def files(tmp_path):
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
     """`icml25 star fit` with --steps 30 on the fixture: (folder, model path, what it printed)."""
-    import torch
-
-    torch.set_num_threads(1)
     d = tmp_path_factory.mktemp("star-tool")
     _write(d / "demos.hdf5", _actions())
     model = d / "skills.safetensors"
@@ -295,11 +292,8 @@ def test_python_entry_rarsq_and_cst():
 
 
 def test_python_entry_fit_save_load_roundtrip(tmp_path):
-    import torch
-
     from models.star.api import SkillModel, chunks_of, fit_skill_model
 
-    torch.set_num_threads(1)
     demos = _actions()
     model = fit_skill_model(demos, horizon=4, depths=1, codes=8, steps=3, seed=1)
     assert model.config.horizon == 4 and model.config.depths == 1 and len(model.history) == 3

@@ -364,7 +364,6 @@ def test_torch_entry_follows_the_numpy_learner_on_the_same_draws():
 
     from models.ucb_ogd import ucb_ogd
 
-    torch.set_num_threads(1)
     pools = digits_pools(np.random.default_rng(0))
     T, R = 150, 10.0
     streams = pools.streams(T, np.random.default_rng(1))
