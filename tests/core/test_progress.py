@@ -29,7 +29,8 @@ def test_the_estimate_comes_from_the_committed_timings_and_is_scaled_by_the_pape
     _paper(tmp_path, "c", {"train": 600})  # up to date: counts nothing
     run = Progress(tmp_path, ["a", "b", "c"], {"a": True, "b": True, "c": False})
     assert run.left() == 180
-    line = run.finish("a", ["train@a"], 420.0)  # 7x slower than recorded: the rest scaled by (420+300)/(60+300)
+    # 7x slower than recorded: the rest is scaled by (420 + 300) / (60 + 300) = 2
+    line = run.finish("a", ["train@a"], 420.0)
     assert line.startswith("[1/3] a: 2/3 results held, 7 min 00 s; about 4 min left")
     assert run.left() == 240
     line = run.finish("b", ["train@b"], 240.0)
