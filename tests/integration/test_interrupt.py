@@ -41,7 +41,8 @@ STAGE = f"icml25 stage {SLUG} train"
 def _env() -> dict[str, str]:
     from icml25.scratch import dvc_env
 
-    return {k: v for k, v in dvc_env().items() if not k.startswith("PREFECT_")}
+    # `icml25 run` starts its own Prefect server and warm starter, as a user's does (not the test session's)
+    return {k: v for k, v in dvc_env().items() if not k.startswith("PREFECT_") and k != "ICML25_WARM"}
 
 
 def _default_signals() -> None:
