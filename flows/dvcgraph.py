@@ -153,7 +153,7 @@ def dvc_command(root: Path, args: list[str], emit: Callable[[str], None], name: 
         raise StageFailed(name or f"dvc {' '.join(args)}", code, "\n".join(tail))
 
 
-_MARK = re.compile(r"^(?:Running stage|Stage) '([^']+)'(.*)$")
+_MARK = re.compile(r"^(?:Running stage|Stage) '([^']+)'")
 
 
 class PaperRun:

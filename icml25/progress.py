@@ -12,12 +12,11 @@ as its final table.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import io
 from .claims import describe
 from .paths import PaperPaths
 from .reporting import claims_summary
@@ -44,22 +43,20 @@ def about(seconds: float) -> str:
 
 def _read(path: Path) -> dict:
     try:
-        return json.loads(path.read_text())
+        doc = io.read_json(path)
     except (OSError, ValueError):
         return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def _write(path: Path, doc: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=1))
-    os.replace(tmp, path)
+    io.write_json(path, doc)
 
 
 def committed_seconds(root: Path, slug: str) -> float | None:
     """The sum of the paper's stage wall times in its committed timing.json (None without one)."""
-    doc = _read(PaperPaths(root, slug).report / "timing.json")
-    walls = doc.get("wall_s") if isinstance(doc, dict) else None
+    walls = _read(PaperPaths(root, slug).report / "timing.json").get("wall_s")
     if not isinstance(walls, dict) or not walls:
         return None
     return float(sum(v for v in walls.values() if isinstance(v, int | float)))

@@ -291,20 +291,12 @@ def _cpu_seconds() -> float:
 def _startup_seconds(start: float) -> float | None:
     """Seconds from the start of the process that asked for this stage (``python -m icml25 stage``; through the
     warm starter, its client) to the start of the stage's work: interpreter start-up and imports."""
-    began = os.environ.get("ICML25_STARTED")
-    try:
-        began_at = float(began) if began else _process_start()
-    except ValueError:
-        began_at = None
-    if began_at is None:
+    from .warm import started_at
+
+    began = started_at()
+    if began is None:
         return None
-    return max(0.0, time.time() - (time.perf_counter() - start) - began_at)
-
-
-def _process_start() -> float | None:
-    from .warm import process_start
-
-    return process_start()
+    return max(0.0, time.time() - (time.perf_counter() - start) - began)
 
 
 def checked_out_commit(root: Path) -> str | None:

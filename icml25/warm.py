@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 #: What goes through the warm starter: the commands of dvc.yaml, and DVC itself (the flows' ``icml25 dvc``).
@@ -71,13 +71,9 @@ _HEADER = struct.Struct("!I")
 _STATUS = struct.Struct("!i")
 
 
-def _send_msg(sock: socket.socket, doc: dict, fds: list[int] | None = None) -> None:
+def _send_msg(sock: socket.socket, doc: dict, fds: list[int]) -> None:
     data = json.dumps(doc).encode()
-    payload = _HEADER.pack(len(data)) + data
-    if fds:
-        socket.send_fds(sock, [payload], fds)
-    else:
-        sock.sendall(payload)
+    socket.send_fds(sock, [_HEADER.pack(len(data)) + data], fds)
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -139,6 +135,15 @@ def delegate(argv: list[str]) -> int | None:
     return status if status >= 0 else 128 - status
 
 
+#: In a forked child, when its client started (epoch seconds): the stage's own start, for its record.
+CLIENT_STARTED: float | None = None
+
+
+def started_at() -> float | None:
+    """When the process that asked for this command started: the warm starter's client, else this process."""
+    return CLIENT_STARTED if CLIENT_STARTED is not None else process_start()
+
+
 def process_start() -> float | None:
     """When this process started (epoch seconds, from /proc), or None where unknown."""
     try:
@@ -158,7 +163,6 @@ class _Child:
     conn: socket.socket
     pidfd: int
     kill_at: float | None = None
-    fds: list[int] = field(default_factory=list)
 
 
 def preload(names: tuple[str, ...] = PRELOAD) -> list[str]:
@@ -314,10 +318,11 @@ def _child(request: dict, fds: list[int], close: list[int]) -> None:  # pragma: 
         os.environ.update(request["env"])
         sys.argv = [sys.argv[0], *request["argv"]]
         sys.path[0] = request["cwd"]
-        for name in [m for m in sys.modules if m.split(".")[0] in PROJECT and m != __name__]:
+        for name in [m for m in sys.modules if m.split(".")[0] in PROJECT]:
             del sys.modules[name]
         importlib.invalidate_caches()
-        os.environ["ICML25_STARTED"] = str(request.get("started") or "")
+        # the server runs as __main__: the module the stage imports is a fresh icml25.warm
+        importlib.import_module("icml25.warm").CLIENT_STARTED = request.get("started")
         cli = importlib.import_module("icml25.cli")
         code = int(cli.main(request["argv"]) or 0)
     except SystemExit as exc:
