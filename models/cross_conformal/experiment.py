@@ -35,6 +35,12 @@ VARIANTS = ("e-mod", "u-mod", "eu-mod")
 
 
 # --------------------------------------------------------------------------------------------------- prepare
+def chunks(total: int, size: int) -> list[tuple[int, int]]:
+    """[start, stop) ranges of at most ``size`` covering range(total), in order: the replicates / splits one task
+    of the train and evaluate stages takes (their files do not depend on how the ranges are cut)."""
+    return [(a, min(a + size, total)) for a in range(0, total, size)]
+
+
 def replicate_folds(
     n: int, K: int, replications: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:

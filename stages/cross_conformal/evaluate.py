@@ -22,13 +22,6 @@ if TYPE_CHECKING:
 #: Replicates of one simulation p per task, and splits of one (real model, K) per task.
 SIM_CHUNK = 25
 REAL_CHUNK = 5
-#: Between two tasks' ends, a progress line if none came for this long (seconds).
-PROGRESS_S = 20.0
-
-
-def chunks(total: int, size: int) -> list[tuple[int, int]]:
-    """[start, stop) ranges of at most ``size`` covering range(total), in order."""
-    return [(a, min(a + size, total)) for a in range(0, total, size)]
 
 
 def _from(records: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
@@ -94,7 +87,7 @@ def _task(args: tuple) -> tuple[list[dict[str, Any]], dict[str, int]]:
 def run(ctx: StageContext) -> None:
 
     from models.cross_conformal.data import sim_name
-    from models.cross_conformal.experiment import new_checks, write_evaluated
+    from models.cross_conformal.experiment import chunks, new_checks, write_evaluated
 
     ev = ctx.params.evaluate
     a = ev.alpha
@@ -165,7 +158,7 @@ def run(ctx: StageContext) -> None:
         "models.cross_conformal.experiment",
     )
     results = parallel.run_groups(
-        _task, [(label, ts) for _, label, ts in groups], ev.workers, ctx.log, "evaluated", preload, PROGRESS_S
+        _task, [(label, ts) for _, label, ts in groups], ev.workers, ctx.log, "evaluated", preload
     )
 
     checks = {k: new_checks() for k in ("simulation", "real")}

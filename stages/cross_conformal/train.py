@@ -23,13 +23,6 @@ if TYPE_CHECKING:
 #: Replicates of one simulation p per task, and splits of one (real model, K) per task.
 SIM_CHUNK = 50
 REAL_CHUNK = 5
-#: Between two tasks' ends, a progress line if none came for this long (seconds).
-PROGRESS_S = 20.0
-
-
-def chunks(total: int, size: int) -> list[tuple[int, int]]:
-    """[start, stop) ranges of at most ``size`` covering range(total), in order."""
-    return [(a, min(a + size, total)) for a in range(0, total, size)]
 
 
 def fit_simulation(path: Path, n: int, jackknife: bool, start: int, stop: int) -> dict[str, Any]:
@@ -73,6 +66,7 @@ def run(ctx: StageContext) -> None:
     import numpy as np
 
     from models.cross_conformal.data import sim_name
+    from models.cross_conformal.experiment import chunks
 
     tp = ctx.params.train
     meta = ctx.read_json(ctx.paths.prepared / "meta.json")
@@ -105,7 +99,7 @@ def run(ctx: StageContext) -> None:
 
     preload = ("sklearn.ensemble", "sklearn.linear_model", "models.cross_conformal.experiment")
     results = parallel.run_groups(
-        _task, [(label, ts) for _, label, ts in groups], tp.workers, ctx.log, "fitted", preload, PROGRESS_S
+        _task, [(label, ts) for _, label, ts in groups], tp.workers, ctx.log, "fitted", preload
     )
     (ctx.out / "simulation").mkdir()
     (ctx.out / "real").mkdir()
